@@ -1,0 +1,26 @@
+// A subcommand as the CLI sees it: the CLI11 node it registered and what running it means.
+// Each subcommand lives in its own app/<name>_command.cc and returns an exit code (DESIGN.md §6).
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace ccscope::app {
+
+struct Command {
+  CLI::App* sub = nullptr;
+  std::function<int()> run;
+};
+
+// Exit codes of every ccscope command (DESIGN.md §6).
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFailed = 1,        // a threshold, baseline or diagnosis failed
+  kExitUsage = 2,         // usage or configuration error
+  kExitHang = 3,          // hang or timeout detected
+  kExitWrongResults = 4,  // results checked wrong
+  kExitMissing = 5,       // a required device or library is missing
+};
+
+}  // namespace ccscope::app

@@ -1,0 +1,40 @@
+// Deadline: every blocking call in ccscope takes one. Monotonic clock, never wall time.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace ccscope::core {
+
+using Clock = std::chrono::steady_clock;
+
+inline int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+class Deadline {
+ public:
+  static Deadline after(std::chrono::nanoseconds d) { return Deadline(nowNs() + d.count()); }
+  static Deadline afterSeconds(double s) { return Deadline(nowNs() + static_cast<int64_t>(s * 1e9)); }
+  static Deadline never() { return Deadline(INT64_MAX); }
+
+  bool expired() const { return nowNs() >= at_ns_; }
+  int64_t remainingNs() const {
+    int64_t r = at_ns_ - nowNs();
+    return r > 0 ? r : 0;
+  }
+  // Milliseconds left, clamped for poll/epoll_wait (-1 never happens: deadlines are finite).
+  int remainingMsClamped(int cap_ms) const {
+    int64_t ms = (remainingNs() + 999999) / 1000000;
+    return static_cast<int>(ms < cap_ms ? ms : cap_ms);
+  }
+  int64_t atNs() const { return at_ns_; }
+  bool isNever() const { return at_ns_ == INT64_MAX; }
+
+ private:
+  explicit Deadline(int64_t at) : at_ns_(at) {}
+  int64_t at_ns_;
+};
+
+}  // namespace ccscope::core

@@ -1,0 +1,118 @@
+// Status and Result<T>: the error currency across every library boundary in ccscope.
+// A status names what failed (code), where in the stack (layer), which native call and code,
+// which peer rank, and carries a message a user can act on.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "core/check.h"
+
+namespace ccscope::core {
+
+enum class Code {
+  kOk,
+  kInvalidArgument,
+  kUnsupported,
+  kUnavailable,
+  kDeadlineExceeded,
+  kPeerClosed,
+  kRemoteError,
+  kAborted,
+  kSystem,
+  kInternal,
+  kWrongResults,
+};
+
+// Diagnosis layers, bottom to top (DESIGN.md §5).
+enum class Layer { kNone, kBootstrap, kHostNetwork, kRdma, kGpu, kLibrary, kApplication };
+
+const char* codeName(Code c);
+const char* layerName(Layer l);
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  static Status ok() { return {}; }
+  bool isOk() const { return code_ == Code::kOk; }
+  explicit operator bool() const { return isOk(); }
+
+  Code code() const { return code_; }
+  Layer layer() const { return layer_; }
+  int peer() const { return peer_; }
+  long nativeCode() const { return native_code_; }
+  const std::string& call() const { return call_; }
+  const std::string& message() const { return message_; }
+
+  Status& withLayer(Layer l) { layer_ = l; return *this; }
+  Status& withPeer(int p) { peer_ = p; return *this; }
+  Status& withNative(std::string call, long code) {
+    call_ = std::move(call);
+    native_code_ = code;
+    return *this;
+  }
+  // Prefixes context ("while connecting to rank 3: ...").
+  Status& prepend(const std::string& context) {
+    message_ = context + ": " + message_;
+    return *this;
+  }
+
+  // One line a user can read: "deadline-exceeded [host-network] peer 3 recv(): ...".
+  std::string toString() const;
+  void ignore() const {}
+
+ private:
+  Code code_ = Code::kOk;
+  Layer layer_ = Layer::kNone;
+  int peer_ = -1;
+  long native_code_ = 0;
+  std::string call_;
+  std::string message_;
+};
+
+// errno-based failures: the one conversion helper for POSIX calls.
+Status errnoStatus(const char* call, int err, Layer layer = Layer::kNone, int peer = -1);
+
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Status s) : v_(std::move(s)) {      // NOLINT
+    CCSCOPE_CHECK(!std::get<Status>(v_).isOk(), "Result built from an OK status");
+  }
+  bool isOk() const { return std::holds_alternative<T>(v_); }
+  explicit operator bool() const { return isOk(); }
+  const Status& status() const {
+    static const Status kOk;
+    return isOk() ? kOk : std::get<Status>(v_);
+  }
+  Status takeStatus() { return isOk() ? Status{} : std::get<Status>(std::move(v_)); }
+  T& value() { CCSCOPE_CHECK(isOk(), status().toString()); return std::get<T>(v_); }
+  const T& value() const { CCSCOPE_CHECK(isOk(), status().toString()); return std::get<T>(v_); }
+  T& operator*() { return value(); }
+  T* operator->() { return &value(); }
+
+ private:
+  std::variant<T, Status> v_;
+};
+
+}  // namespace ccscope::core
+
+#define CCSCOPE_RETURN_IF_ERROR(expr)        \
+  do {                                       \
+    ::ccscope::core::Status s_ = (expr);     \
+    if (!s_.isOk()) return s_;               \
+  } while (0)
+
+#define CCSCOPE_CONCAT_INNER(a, b) a##b
+#define CCSCOPE_CONCAT(a, b) CCSCOPE_CONCAT_INNER(a, b)
+#define CCSCOPE_ASSIGN_OR_RETURN(lhs, expr) \
+  CCSCOPE_ASSIGN_OR_RETURN_IMPL(CCSCOPE_CONCAT(r_, __LINE__), lhs, expr)
+#define CCSCOPE_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                                  \
+  if (!tmp.isOk()) return tmp.takeStatus();           \
+  lhs = std::move(tmp.value())
