@@ -1,0 +1,133 @@
+#include "launch/local_launcher.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "launch/environment.h"
+#include "launch/store_server.h"
+
+namespace ccscope::launch {
+
+using core::Code;
+using core::Status;
+
+namespace {
+
+constexpr double kGraceSeconds = 10;
+volatile sig_atomic_t g_forward_signal = 0;
+
+void onSignal(int sig) { g_forward_signal = sig; }
+
+struct Child {
+  pid_t pid = -1;
+  int rank = 0;
+  bool done = false;
+  int exit_code = 0;
+  int signal = 0;
+};
+
+// Exit codes by severity: a hang outranks wrong results, which outrank configuration errors.
+int severity(int code) {
+  switch (code) {
+    case 3: return 6;
+    case 4: return 5;
+    case 5: return 4;
+    case 2: return 3;
+    case 0: return 0;
+    default: return 2;
+  }
+}
+
+pid_t spawnRank(const std::vector<std::string>& argv, int rank, int np, const std::string& store,
+                const std::string& token) {
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  setenv("CCSCOPE_RANK", std::to_string(rank).c_str(), 1);
+  setenv("CCSCOPE_LOCAL_RANK", std::to_string(rank).c_str(), 1);
+  setenv("CCSCOPE_WORLD_SIZE", std::to_string(np).c_str(), 1);
+  setenv("CCSCOPE_STORE", store.c_str(), 1);
+  setenv("CCSCOPE_JOB_TOKEN", token.c_str(), 1);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execv("/proc/self/exe", args.data());
+  std::fprintf(stderr, "ccscope: cannot start rank %d: %s\n", rank, std::strerror(errno));
+  _exit(5);
+}
+
+}  // namespace
+
+core::Result<int> runLocalRanks(const LocalLaunchOptions& opts, const std::vector<std::string>& argv) {
+  if (opts.np < 1)
+    return Status(Code::kInvalidArgument, fmt::format("--np must be at least 1 (got {})", opts.np));
+  const char* env_token = std::getenv("CCSCOPE_JOB_TOKEN");
+  std::string token = env_token && *env_token ? env_token : generateJobToken();
+  CCSCOPE_ASSIGN_OR_RETURN(auto server, StoreServer::start(opts.bind_host, opts.port, token, opts.np));
+  std::string store = fmt::format("{}:{}", opts.bind_host, server->port());
+
+  struct sigaction sa {};
+  sa.sa_handler = onSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  std::vector<Child> kids(opts.np);
+  for (int r = 0; r < opts.np; ++r) {
+    kids[r].rank = r;
+    kids[r].pid = spawnRank(argv, r, opts.np, store, token);
+  }
+  int remaining = opts.np;
+  int64_t kill_at_ns = 0;
+  while (remaining > 0) {
+    if (g_forward_signal) {
+      for (auto& k : kids) if (!k.done) kill(k.pid, g_forward_signal);
+      g_forward_signal = 0;
+    }
+    int st = 0;
+    pid_t pid = waitpid(-1, &st, WNOHANG);
+    if (pid <= 0) {
+      if (kill_at_ns && core::nowNs() > kill_at_ns) {
+        for (auto& k : kids)
+          if (!k.done) {
+            spdlog::error("rank {} (pid {}) still running {:.0f} s after the first failure: killed",
+                          k.rank, k.pid, opts.op_timeout_s + kGraceSeconds);
+            kill(k.pid, SIGKILL);
+          }
+        kill_at_ns = 0;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    for (auto& k : kids) {
+      if (k.pid != pid) continue;
+      k.done = true;
+      --remaining;
+      if (WIFSIGNALED(st)) {
+        k.signal = WTERMSIG(st);
+        std::fprintf(stderr, "ccscope: rank %d (pid %d) was killed by signal %d (%s)\n", k.rank,
+                     pid, k.signal, strsignal(k.signal));
+      } else {
+        k.exit_code = WEXITSTATUS(st);
+      }
+      if ((k.signal || k.exit_code) && !kill_at_ns)
+        kill_at_ns = core::nowNs() + static_cast<int64_t>((opts.op_timeout_s + kGraceSeconds) * 1e9);
+    }
+  }
+  int worst = 0;
+  for (const auto& k : kids) {
+    int code = k.signal ? 3 : k.exit_code;
+    if (severity(code) > severity(worst)) worst = code;
+  }
+  return worst;
+}
+
+}  // namespace ccscope::launch

@@ -1,0 +1,36 @@
+// What the rendezvous store knows about each rank's liveness, and how a rank that hit a timeout
+// turns that into "who stopped answering".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ccscope::launch {
+
+// A rank without a heartbeat for this long is reported frozen (stopped or hung).
+inline constexpr int64_t kFrozenAfterMs = 2000;
+inline constexpr int64_t kHeartbeatEveryMs = 200;
+
+enum class RankState : uint32_t { kNotJoined, kAlive, kFrozen, kGone, kAborted, kDone };
+const char* rankStateName(RankState s);
+
+struct RankHealth {
+  int rank = -1;
+  RankState state = RankState::kNotJoined;
+  int64_t ms_since_heartbeat = 0;
+  int64_t ms_since_change = 0;  // since it went gone / aborted / done
+  std::string host;
+  std::string note;  // abort reason or last progress note
+};
+
+struct FailureVerdict {
+  std::vector<int> ranks;  // the ranks that stopped answering first (empty: none found)
+  std::string text;        // "rank 2 is frozen: no heartbeat for 5.1 s (stopped or hung)"
+};
+
+// Picks the first rank(s) to fail: gone or frozen ranks, earliest first; aborted ranks only when
+// nobody else failed (they gave up because of someone else). `self` is never blamed.
+FailureVerdict firstFailure(const std::vector<RankHealth>& table, int self);
+
+}  // namespace ccscope::launch

@@ -1,0 +1,49 @@
+// Small socket helpers shared by the rendezvous store, its clients and the TCP transport.
+#pragma once
+
+#include <string>
+
+#include "core/deadline.h"
+#include "core/status.h"
+
+namespace ccscope::launch {
+
+// RAII file descriptor.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(o.release()) {}
+  Fd& operator=(Fd&& o) noexcept { reset(o.release()); return *this; }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  int get() const { return fd_; }
+  int release() { int f = fd_; fd_ = -1; return f; }
+  void reset(int fd = -1);
+  bool valid() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+struct HostPort {
+  std::string host;
+  int port = 0;
+  std::string toString() const;
+};
+// "10.0.0.1:29500", "[::1]:29500", "node01:29500".
+core::Result<HostPort> parseHostPort(const std::string& s);
+
+// Listening TCP socket on host:port (port 0 = ephemeral). EADDRINUSE becomes a clear error.
+core::Result<Fd> listenTcp(const std::string& host, int port, int backlog = 512);
+int boundPort(int fd);
+std::string localAddressOf(int fd);  // getsockname() as text
+// Connects with retries on ECONNREFUSED until the deadline (the listener may not exist yet).
+core::Result<Fd> connectTcp(const HostPort& hp, core::Deadline deadline, bool retry_refused);
+core::Status setNonBlocking(int fd);
+void setNoDelay(int fd);
+// Address of a named interface (IPv4), or an error naming the interfaces that do exist.
+core::Result<std::string> interfaceAddress(const std::string& ifname);
+
+}  // namespace ccscope::launch

@@ -1,0 +1,95 @@
+#include "transports/common/request_table.h"
+
+#include <fmt/format.h>
+
+namespace ccscope::transports {
+
+using core::Code;
+using core::Status;
+
+RequestTable::RequestTable(int self_rank, int world_size, const char* transport_name,
+                           uint32_t capacity)
+    : self_(self_rank), name_(transport_name), recs_(capacity), peer_errors_(world_size) {
+  free_.reserve(capacity);
+  for (uint32_t i = capacity; i > 0; --i) free_.push_back(i - 1);
+}
+
+core::Result<Request> RequestTable::open(Dir dir, int peer, uint32_t tag, char* buf, size_t len) {
+  if (peer < 0 || peer >= static_cast<int>(peer_errors_.size()) || peer == self_)
+    return Status(Code::kInvalidArgument, fmt::format("invalid peer rank {}", peer));
+  if (!peer_errors_[peer].isOk()) return peer_errors_[peer];
+  if (free_.empty())
+    return Status(Code::kUnavailable, fmt::format("{}: more than {} requests outstanding", name_,
+                                                  recs_.size()));
+  uint32_t i = free_.back();
+  free_.pop_back();
+  RequestRecord& r = recs_[i];
+  uint32_t gen = r.gen + 1;
+  r = RequestRecord{};
+  r.gen = gen;
+  r.state = ReqState::kPending;
+  r.dir = dir;
+  r.peer = peer;
+  r.tag = tag;
+  r.buf = buf;
+  r.len = len;
+  r.seq = next_seq_++;
+  r.posted_ns = r.last_progress_ns = core::nowNs();
+  return Request{i, gen};
+}
+
+void RequestTable::addBytes(uint32_t slot, size_t n) {
+  RequestRecord& r = recs_[slot];
+  r.bytes += n;
+  r.last_progress_ns = last_progress_ns_ = core::nowNs();
+}
+
+void RequestTable::complete(uint32_t slot) {
+  RequestRecord& r = recs_[slot];
+  r.state = ReqState::kDone;
+  r.done_ns = r.last_progress_ns = last_progress_ns_ = core::nowNs();
+}
+
+void RequestTable::fail(uint32_t slot, Status s) {
+  RequestRecord& r = recs_[slot];
+  if (r.state != ReqState::kPending) return;
+  r.state = ReqState::kFailed;
+  r.error = std::move(s.prepend(describe(r)));
+}
+
+void RequestTable::failPeer(int peer, const Status& s) {
+  if (peer_errors_[peer].isOk()) peer_errors_[peer] = s;
+  for (uint32_t i = 0; i < recs_.size(); ++i)
+    if (recs_[i].state == ReqState::kPending && recs_[i].peer == peer) fail(i, s);
+}
+
+Status RequestTable::release(Request r) {
+  RequestRecord& rec = at(r);
+  CCSCOPE_CHECK(rec.state == ReqState::kDone || rec.state == ReqState::kFailed,
+                "release of an unfinished request");
+  Status s = rec.state == ReqState::kFailed ? std::move(rec.error) : Status::ok();
+  rec.state = ReqState::kFree;
+  rec.error = Status();
+  free_.push_back(r.slot);
+  return s;
+}
+
+std::string RequestTable::describe(const RequestRecord& rec) const {
+  int from = rec.dir == Dir::kSend ? self_ : rec.peer;
+  int to = rec.dir == Dir::kSend ? rec.peer : self_;
+  return fmt::format("{} r{}->r{} {} tag {:#x} #{}", rec.dir == Dir::kSend ? "send" : "recv", from,
+                     to, name_, rec.tag, rec.seq);
+}
+
+Status RequestTable::timeoutStatus(const RequestRecord& rec) const {
+  int64_t now = core::nowNs();
+  std::string what = rec.dir == Dir::kSend ? "delivered" : "arrived";
+  return Status(Code::kDeadlineExceeded,
+                fmt::format("rank {} waited {:.1f} s on {} for rank {}: {} of {} B {}, last "
+                            "progress on it {:.1f} s ago",
+                            self_, (now - rec.posted_ns) / 1e9, describe(rec), rec.peer, rec.bytes,
+                            rec.len, what, (now - rec.last_progress_ns) / 1e9))
+      .withPeer(rec.peer);
+}
+
+}  // namespace ccscope::transports
