@@ -111,7 +111,7 @@ class [[nodiscard]] Result {
 #define CCSCOPE_CONCAT_INNER(a, b) a##b
 #define CCSCOPE_CONCAT(a, b) CCSCOPE_CONCAT_INNER(a, b)
 #define CCSCOPE_ASSIGN_OR_RETURN(lhs, expr) \
-  CCSCOPE_ASSIGN_OR_RETURN_IMPL(CCSCOPE_CONCAT(r_, __LINE__), lhs, expr)
+  CCSCOPE_ASSIGN_OR_RETURN_IMPL(CCSCOPE_CONCAT(r_, __COUNTER__), lhs, expr)
 #define CCSCOPE_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                                  \
   if (!tmp.isOk()) return tmp.takeStatus();           \

@@ -119,7 +119,9 @@ core::Result<LaunchInfo> detectLaunch(const EnvMap& env, const EnvOverrides& o) 
   }
   CCSCOPE_ASSIGN_OR_RETURN(info.rank, toInt(env, rank_var));
   CCSCOPE_ASSIGN_OR_RETURN(info.size, toInt(env, size_var));
-  if (lookup(env, local_var)) CCSCOPE_ASSIGN_OR_RETURN(info.local_rank, toInt(env, local_var));
+  if (lookup(env, local_var)) {
+    CCSCOPE_ASSIGN_OR_RETURN(info.local_rank, toInt(env, local_var));
+  }
   if (info.size < 1 || info.rank >= info.size)
     return Status(Code::kInvalidArgument, fmt::format("{}={} is not below {}={}", rank_var,
                                                       info.rank, size_var, info.size))

@@ -40,6 +40,8 @@ class StoreClient : public Bootstrap {
   void setNote(std::string note);
   // Clean goodbye: the store records this rank as done, not gone.
   void finish();
+  // The local address of this rank's connection to the store: the interface that reaches it.
+  std::string localAddress() const { return localAddressOf(kv_.get()); }
 
  private:
   StoreClient() = default;

@@ -1,0 +1,142 @@
+#include "app/bench_command.h"
+
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "app/rank_job.h"
+#include "bench/bench_config.h"
+#include "core/log.h"
+#include "core/units.h"
+#include "launch/environment.h"
+#include "launch/local_launcher.h"
+
+namespace ccscope::app {
+
+using core::Status;
+
+namespace {
+
+struct RawOptions {
+  std::string collective, min = "8", max = "64M", dtype = "float", op = "sum", algo = "ring";
+  std::string transport = "shm", timeout = "60s", segment, store, store_bind = "", ifname;
+  double factor = 2;
+  std::string step;
+  int iters = 20, warmup = 5, checks = 1, np = 0, store_port = -1, tcp_streams = 1;
+  JobOptions job;
+};
+
+std::vector<std::string> splitList(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t c = s.find(',', start);
+    out.push_back(s.substr(start, c - start));
+    if (c == std::string::npos) break;
+    start = c + 1;
+  }
+  return out;
+}
+
+core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
+  bench::BenchConfig c;
+  CCSCOPE_ASSIGN_OR_RETURN(c.collective, collectives::parseCollective(r.collective));
+  CCSCOPE_ASSIGN_OR_RETURN(c.min_bytes, core::parseSize(r.min));
+  CCSCOPE_ASSIGN_OR_RETURN(c.max_bytes, core::parseSize(r.max));
+  if (!r.step.empty()) {
+    CCSCOPE_ASSIGN_OR_RETURN(c.step, core::parseSize(r.step));
+  }
+  if (!r.segment.empty()) {
+    CCSCOPE_ASSIGN_OR_RETURN(c.segment_bytes, core::parseSize(r.segment));
+  }
+  CCSCOPE_ASSIGN_OR_RETURN(c.dtypes, core::parseDataTypeList(r.dtype));
+  CCSCOPE_ASSIGN_OR_RETURN(c.ops, core::parseReduceOpList(r.op));
+  CCSCOPE_ASSIGN_OR_RETURN(c.timeout_s, core::parseDurationSeconds(r.timeout));
+  c.factor = r.factor;
+  c.iters = r.iters;
+  c.warmup = r.warmup;
+  c.checks = r.checks;
+  c.transport = r.transport;
+  c.algorithms = splitList(r.algo);
+  if (c.transport == "mpi" && r.algo == "ring") c.algorithms = {"native"};
+  if (c.transport != "shm" && c.transport != "tcp" && c.transport != "mpi")
+    return Status(core::Code::kInvalidArgument,
+                  fmt::format("unknown transport '{}' (built in: shm, tcp, mpi)", c.transport));
+  if (const char* v = std::getenv("CCSCOPE_TESTONLY_CORRUPT_RANK")) c.corrupt_rank = std::atoi(v);
+  CCSCOPE_RETURN_IF_ERROR(bench::validate(c));
+  return c;
+}
+
+int defaultLocalRanks() {
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::clamp(cores, 2, 8);
+}
+
+int run(const RawOptions& raw) {
+  auto cfg = toConfig(raw);
+  if (!cfg) {
+    std::fprintf(stderr, "ccscope: error: %s\n", cfg.status().message().c_str());
+    return kExitUsage;
+  }
+  launch::EnvOverrides ov{raw.store, raw.store_port};
+  auto info = launch::detectLaunch(launch::currentEnvironment(), ov);
+  if (!info) {
+    std::fprintf(stderr, "ccscope: error: %s\n", info.status().message().c_str());
+    return kExitUsage;
+  }
+  core::setupLogging(info->source == launch::LaunchSource::kNone ? -1 : info->rank);
+  JobOptions job = raw.job;
+  job.store_bind = raw.store_bind;
+  job.ifname = raw.ifname;
+  job.tcp_streams = raw.tcp_streams;
+  if (info->source != launch::LaunchSource::kNone) return runBenchRank(*cfg, job, *info);
+  if (cfg->transport == "mpi") {
+    std::fprintf(stderr, "ccscope: error: --transport mpi runs under mpirun, e.g. mpirun "
+                 "--allow-run-as-root --oversubscribe -np 4 ccscope bench allreduce --transport mpi\n");
+    return kExitUsage;
+  }
+  launch::LocalLaunchOptions lo;
+  lo.np = raw.np == 0 ? defaultLocalRanks() : raw.np;
+  lo.op_timeout_s = cfg->timeout_s;
+  if (raw.store_port >= 0) lo.port = raw.store_port;
+  if (!raw.store_bind.empty()) lo.bind_host = raw.store_bind;
+  auto rc = launch::runLocalRanks(lo, job.argv);
+  if (!rc) {
+    std::fprintf(stderr, "ccscope: error: %s\n", rc.status().message().c_str());
+    return rc.status().code() == core::Code::kInvalidArgument ? kExitUsage : kExitFailed;
+  }
+  return *rc;
+}
+
+}  // namespace
+
+Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
+  auto raw = std::make_shared<RawOptions>();
+  raw->job.argv = argv;
+  CLI::App* b = root.add_subcommand("bench", "Measure a collective over a sweep of message sizes");
+  b->add_option("collective", raw->collective, "allreduce")->required();
+  b->add_option("-b,--minbytes", raw->min, "Smallest message (8, 4K, 64M; binary multiples)");
+  b->add_option("-e,--maxbytes", raw->max, "Largest message");
+  b->add_option("-f,--stepfactor", raw->factor, "Multiply the size by this between steps");
+  b->add_option("-i,--stepbytes", raw->step, "Add this many bytes between steps (instead of -f)");
+  b->add_option("-n,--iters", raw->iters, "Timed iterations per size");
+  b->add_option("-w,--warmup_iters", raw->warmup, "Warm-up iterations per size");
+  b->add_option("-c,--check", raw->checks, "Checked runs per size and placement (0: none)");
+  b->add_option("-d,--dtype", raw->dtype, "int8,uint8,int32,uint32,int64,uint64,half,bfloat16,float,double or all");
+  b->add_option("-o,--op", raw->op, "sum,prod,min,max,avg or all");
+  b->add_option("--algo", raw->algo, "ring (native with --transport mpi)");
+  b->add_option("--transport", raw->transport, "shm, tcp or mpi");
+  b->add_option("--np", raw->np, "Local ranks to start when no launcher is around")
+      ->check(CLI::Range(1, 4096));
+  b->add_option("--timeout", raw->timeout, "Deadline of every collective operation (30s, 500ms)");
+  b->add_option("--json", raw->job.json_path, "Write JSON Lines results to this file");
+  b->add_option("--segment", raw->segment, "Pipeline segment size (default: from the size)");
+  b->add_option("--store", raw->store, "Rendezvous store HOST:PORT (external launchers)");
+  b->add_option("--store-port", raw->store_port, "Port of the rendezvous store");
+  b->add_option("--store-bind", raw->store_bind, "Address the rendezvous store binds to");
+  b->add_option("--ifname", raw->ifname, "tcp: network interface to use");
+  b->add_option("--tcp-streams", raw->tcp_streams, "tcp: connections per peer")->check(CLI::Range(1, 64));
+  return {b, [raw] { return run(*raw); }};
+}
+
+}  // namespace ccscope::app

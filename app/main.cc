@@ -1,0 +1,43 @@
+// ccscope: collective-communication benchmark and diagnostics. Subcommands live in
+// app/<name>_command.cc; this file only dispatches and maps parse errors to exit code 2.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "app/bench_command.h"
+#include "app/command.h"
+#include "app/info_command.h"
+#ifdef CCSCOPE_HAVE_ANALYZE
+#include "app/analyze_command.h"
+#endif
+
+int main(int argc, char** argv) {
+  using namespace ccscope::app;
+  std::vector<std::string> args(argv, argv + argc);
+  CLI::App root("ccscope: collective-communication benchmark and diagnostics", "ccscope");
+  root.require_subcommand(1);
+  root.set_version_flag("--version", CCSCOPE_VERSION);
+  std::vector<Command> commands;
+  commands.push_back(addBenchCommand(root, args));
+  commands.push_back(addInfoCommand(root));
+#ifdef CCSCOPE_HAVE_ANALYZE
+  commands.push_back(addAnalyzeCommand(root));
+#endif
+  try {
+    root.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return root.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return root.exit(e);
+  } catch (const CLI::Success& e) {
+    return root.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "ccscope: error: %s (see ccscope --help)\n", e.what());
+    return kExitUsage;
+  }
+  for (const Command& c : commands)
+    if (c.sub->parsed()) return c.run();
+  return kExitUsage;
+}

@@ -1,0 +1,207 @@
+#include "app/rank_job.h"
+
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "app/command.h"
+#include "app/run_metadata.h"
+#include "bench/sweep.h"
+#include "collectives/schedule_backend.h"
+#include "launch/store_client.h"
+#include "launch/store_server.h"
+#include "reports/jsonl_writer.h"
+#include "reports/progress_display.h"
+#include "reports/table_writer.h"
+#include "transports/transport.h"
+#ifdef CCSCOPE_HAVE_MPI
+#include "collectives/baselines/mpi/mpi_backend.h"
+#include "collectives/baselines/mpi/mpi_runtime.h"
+#endif
+
+namespace ccscope::app {
+
+using core::Code;
+using core::Deadline;
+using core::Layer;
+using core::Status;
+using launch::LaunchSource;
+
+namespace {
+
+struct Fanout : reports::ResultSink {
+  std::vector<reports::ResultSink*> sinks;
+  void onRun(const reports::RunMetadata& m) override { for (auto* s : sinks) s->onRun(m); }
+  void onSection(const std::string& t) override { for (auto* s : sinks) s->onSection(t); }
+  void onMeasurement(const reports::Measurement& m) override { for (auto* s : sinks) s->onMeasurement(m); }
+  void onProgress(int d, int t, double e) override { for (auto* s : sinks) s->onProgress(d, t, e); }
+  void onEnd(const reports::RunSummary& r) override { for (auto* s : sinks) s->onEnd(r); }
+};
+
+struct Rendezvous {
+  std::unique_ptr<launch::StoreServer> server;  // rank 0 under external launchers
+  std::unique_ptr<launch::StoreClient> client;
+};
+
+// External launchers: rank 0 hosts the store. Under mpirun without an explicit address, rank 0
+// picks one (and the token) and broadcasts them through MPI.
+core::Result<Rendezvous> joinRendezvous(launch::LaunchInfo info, const JobOptions& o, double timeout_s) {
+  Rendezvous rv;
+  bool broadcast = info.source == LaunchSource::kOpenMpi;
+#ifdef CCSCOPE_HAVE_MPI
+  if (broadcast) CCSCOPE_RETURN_IF_ERROR(collectives::mpi::initialize());
+#else
+  if (broadcast && (info.store.empty() || info.token.empty()))
+    return Status(Code::kUnavailable, "started by mpirun but ccscope was built without MPI: set "
+                                      "CCSCOPE_STORE and CCSCOPE_JOB_TOKEN").withLayer(Layer::kBootstrap);
+  broadcast = false;
+#endif
+  if (info.rank == 0 && info.token.empty()) info.token = launch::generateJobToken();
+  if (info.source != LaunchSource::kLocal && info.rank == 0) {
+    std::string bind = o.store_bind.empty() ? "0.0.0.0" : o.store_bind;
+    int port = 0;
+    if (!info.store.empty()) {
+      CCSCOPE_ASSIGN_OR_RETURN(launch::HostPort bind_hp, launch::parseHostPort(info.store));
+      port = bind_hp.port;
+    }
+    CCSCOPE_ASSIGN_OR_RETURN(rv.server, launch::StoreServer::start(bind, port, info.token, info.size));
+    if (info.store.empty()) {
+      const char* local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+      bool one_host = local_size && std::atoi(local_size) == info.size;
+      info.store = fmt::format("{}:{}", one_host ? "127.0.0.1" : hostName(), rv.server->port());
+    }
+  }
+#ifdef CCSCOPE_HAVE_MPI
+  if (broadcast) {
+    CCSCOPE_RETURN_IF_ERROR(collectives::mpi::broadcastString(info.store));
+    CCSCOPE_RETURN_IF_ERROR(collectives::mpi::broadcastString(info.token));
+  }
+#endif
+  if (info.token.empty())
+    return Status(Code::kInvalidArgument, "no job token: set CCSCOPE_JOB_TOKEN to the same secret "
+                                          "on every rank").withLayer(Layer::kBootstrap);
+  if (info.token_is_weak && info.rank == 0)
+    spdlog::warn("no CCSCOPE_JOB_TOKEN set: using a token derived from the job's public ids");
+  CCSCOPE_ASSIGN_OR_RETURN(launch::HostPort hp, launch::parseHostPort(info.store));
+  CCSCOPE_ASSIGN_OR_RETURN(rv.client, launch::StoreClient::join(hp, info.token, info.rank, info.size,
+                                                                Deadline::afterSeconds(timeout_s)));
+  return rv;
+}
+
+core::Result<std::vector<std::string>> gatherHosts(launch::StoreClient& c, double timeout_s) {
+  CCSCOPE_RETURN_IF_ERROR(c.put(fmt::format("host/{}", c.rank()), hostName()));
+  std::vector<std::string> hosts;
+  if (c.rank() != 0) return hosts;
+  for (int r = 0; r < c.size(); ++r) {
+    CCSCOPE_ASSIGN_OR_RETURN(std::string h, c.get(fmt::format("host/{}", r), Deadline::afterSeconds(timeout_s)));
+    hosts.push_back(h);
+  }
+  return hosts;
+}
+
+int exitCodeFor(const Status& s) {
+  switch (s.code()) {
+    case Code::kInvalidArgument: case Code::kUnsupported: return kExitUsage;
+    case Code::kUnavailable: return s.layer() == Layer::kBootstrap ? kExitHang : kExitMissing;
+    case Code::kDeadlineExceeded: case Code::kPeerClosed: case Code::kRemoteError:
+    case Code::kAborted: return kExitHang;
+    case Code::kWrongResults: return kExitWrongResults;
+    default: return kExitFailed;
+  }
+}
+
+// A collective failed: ask the store who stopped answering, print it, tell the others.
+int reportFailure(const Status& s, launch::StoreClient* client, int rank) {
+  std::fprintf(stderr, "ccscope: rank %d: %s\n", rank, s.toString().c_str());
+  int code = exitCodeFor(s);
+  if (code == kExitHang && client) {
+    launch::FailureVerdict v = client->whoFailed(3.0);
+    if (!v.ranks.empty())
+      std::fprintf(stderr, "ccscope: rank %d: diagnosis: %s\n", rank, v.text.c_str());
+    else
+      std::fprintf(stderr, "ccscope: rank %d: diagnosis: every other rank is alive and sending "
+                   "heartbeats; they are stalled or disagree on the collective (application)\n", rank);
+    client->reportAbort(s.message());
+  }
+  return code;
+}
+
+core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
+    const std::string& algo, transports::Transport* t, const bench::BenchConfig& cfg) {
+  if (algo == "native" || cfg.transport == "mpi") {
+#ifdef CCSCOPE_HAVE_MPI
+    if (cfg.transport == "mpi" && algo == "native") return collectives::mpi::makeMpiBackend();
+#endif
+    return Status(Code::kInvalidArgument, fmt::format("--algo {} is not available with --transport "
+                                                      "{} (native needs --transport mpi)", algo, cfg.transport));
+  }
+  collectives::AlgorithmOptions ao{algo, cfg.segment_bytes};
+  CCSCOPE_ASSIGN_OR_RETURN(auto b, collectives::ScheduleBackend::create(*t, ao));
+  return std::unique_ptr<collectives::CollectiveBackend>(std::move(b));
+}
+
+}  // namespace
+
+int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launch::LaunchInfo& info) {
+  auto rv = joinRendezvous(info, o, cfg.timeout_s);
+  if (!rv) return reportFailure(rv.status(), nullptr, info.rank);
+  launch::StoreClient& client = *rv->client;
+  std::unique_ptr<transports::Transport> transport;
+  if (cfg.transport != "mpi") {
+    transports::TransportOptions to{info.size, o.tcp_streams, o.ifname, client.localAddress(), 0};
+    if (info.source == LaunchSource::kLocal) to.local_ranks = info.size;
+    auto t = transports::makeTransport(cfg.transport, to);
+    if (!t) return reportFailure(t.status(), nullptr, info.rank);
+    transport = std::move(t.value());
+    Status s = transport->connect(client, Deadline::afterSeconds(cfg.timeout_s));
+    if (!s.isOk()) return reportFailure(s.prepend(fmt::format("{} transport set-up", cfg.transport)), &client, info.rank);
+  }
+  auto hosts = gatherHosts(client, cfg.timeout_s);
+  if (!hosts) return reportFailure(hosts.status(), &client, info.rank);
+
+  reports::ResultSink null_sink;
+  Fanout fan;
+  reports::TableWriter table(stdout);
+  reports::ProgressDisplay progress(stderr);
+  std::unique_ptr<reports::JsonLinesWriter> json;
+  if (info.rank == 0) {
+    fan.sinks = {&table, &progress};
+    if (!o.json_path.empty()) {
+      auto j = reports::JsonLinesWriter::open(o.json_path);
+      if (!j) return reportFailure(j.status(), &client, info.rank);
+      json = std::move(j.value());
+      fan.sinks.push_back(json.get());
+    }
+  }
+  reports::ResultSink& sink = info.rank == 0 ? static_cast<reports::ResultSink&>(fan) : null_sink;
+  sink.onRun(makeRunMetadata(cfg, o.argv, *hosts, launch::launchSourceName(info.source), cfg.transport));
+  reports::RunSummary total;
+  double busbw_sum = 0;
+  for (const std::string& algo : cfg.algorithms) {
+    auto backend = makeBackend(algo, transport.get(), cfg);
+    if (!backend) return reportFailure(backend.status(), &client, info.rank);
+    if (cfg.algorithms.size() > 1) sink.onSection("algorithm: " + algo);
+    auto summary = bench::runSweep(cfg, **backend, sink);
+    if (!summary) return reportFailure(summary.status(), &client, info.rank);
+    total.rows += summary->rows;
+    total.wrong_total += summary->wrong_total;
+    busbw_sum += summary->avg_busbw_gbps * summary->rows;
+  }
+  total.avg_busbw_gbps = total.rows ? busbw_sum / total.rows : 0;
+  sink.onEnd(total);
+  client.finish();
+#ifdef CCSCOPE_HAVE_MPI
+  collectives::mpi::finalize();
+#endif
+  if (total.wrong_total > 0) {
+    if (info.rank == 0)
+      std::fprintf(stderr, "ccscope: %lld wrong elements: results are not exact\n",
+                   static_cast<long long>(total.wrong_total));
+    return kExitWrongResults;
+  }
+  return kExitOk;
+}
+
+}  // namespace ccscope::app

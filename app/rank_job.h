@@ -1,0 +1,25 @@
+// Running `ccscope bench` as one rank of a job: join the rendezvous (hosting it on rank 0 when
+// an external launcher started us), connect the transport, build the backend, sweep, and turn
+// failures into a report naming the rank that stopped answering.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/bench_config.h"
+#include "launch/environment.h"
+
+namespace ccscope::app {
+
+struct JobOptions {
+  std::string json_path;
+  std::string store_bind;    // where rank 0 binds the store (external launchers)
+  std::string ifname;        // tcp: interface to use
+  int tcp_streams = 1;
+  std::vector<std::string> argv;
+};
+
+// Returns the process exit code (DESIGN.md §6).
+int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& opts, const launch::LaunchInfo& info);
+
+}  // namespace ccscope::app

@@ -1,0 +1,38 @@
+// Every option of `ccscope bench`, in one struct passed by const& (no globals).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/collective_backend.h"
+#include "core/dtype.h"
+#include "core/status.h"
+
+namespace ccscope::bench {
+
+struct BenchConfig {
+  collectives::Collective collective = collectives::Collective::kAllreduce;
+  std::vector<std::string> algorithms{"ring"};
+  std::string transport = "shm";
+  uint64_t min_bytes = 8;
+  uint64_t max_bytes = 64ull << 20;
+  double factor = 2;      // multiplicative step (-f)
+  uint64_t step = 0;      // additive step (-i); wins over factor when non-zero
+  int iters = 20;
+  int warmup = 5;
+  int checks = 1;         // checked runs per size and placement; 0 disables checking
+  std::vector<core::DataType> dtypes{core::DataType::kFloat};
+  std::vector<core::ReduceOp> ops{core::ReduceOp::kSum};
+  double timeout_s = 60;  // per collective operation
+  size_t segment_bytes = 0;
+  // Test-only: CCSCOPE_TESTONLY_CORRUPT_RANK=r corrupts one reduction on rank r.
+  int corrupt_rank = -1;
+};
+
+// Message sizes of the sweep, in bytes (before rounding to whole elements).
+std::vector<uint64_t> sweepSizes(const BenchConfig& cfg);
+// -b/-e/-f/-i consistency; errors are usage errors.
+core::Status validate(const BenchConfig& cfg);
+
+}  // namespace ccscope::bench

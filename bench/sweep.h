@@ -1,0 +1,20 @@
+// The one sweep driver: for each dtype x op x size, warm up, check exactly, time back-to-back
+// iterations (nccl-tests' number), then a barrier-separated series for the latency
+// distribution, out-of-place and in-place; every Measurement goes to the sink as it is made.
+#pragma once
+
+#include "bench/bench_config.h"
+#include "collectives/collective_backend.h"
+#include "core/status.h"
+#include "reports/measurement.h"
+
+namespace ccscope::bench {
+
+// Runs on every rank (the statistics are collective); only rank 0 should pass a writing sink.
+// A failed collective (deadline, dead peer) ends the sweep with that status; rows already
+// produced have reached the sink.
+core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
+                                           collectives::CollectiveBackend& backend,
+                                           reports::ResultSink& sink);
+
+}  // namespace ccscope::bench

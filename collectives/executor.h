@@ -1,0 +1,72 @@
+// The one executor: runs any Schedule over any Transport. prepare() sizes every array once;
+// run() allocates nothing, posts each pair's messages in schedule order, runs local reductions
+// as soon as their inputs arrived, and waits (spin, then block) only when nothing is ready.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/reduce_kernels.h"
+#include "collectives/schedule.h"
+#include "core/deadline.h"
+#include "core/dtype.h"
+#include "core/status.h"
+#include "transports/transport.h"
+
+namespace ccscope::collectives {
+
+struct Buffers {
+  transports::MemoryRegion input, output, scratch;
+};
+
+// Where an operation stands: what the flight recorder and hang reports read.
+struct Progress {
+  uint64_t seq = 0;         // collective call number on this rank
+  uint32_t ops_done = 0;
+  uint32_t ops_total = 0;
+  int waiting_peer = -1;    // the peer of the oldest outstanding request
+};
+
+class Executor {
+ public:
+  // Binds a schedule (kept by reference: it must outlive the executor's use of it).
+  // `channel` separates independent executors' messages (0: the measured collective, 1: the
+  // harness's own barriers and statistics) in the tags.
+  void prepare(const Schedule& s, core::DataType dtype, core::ReduceOp op, uint32_t channel = 0);
+  // Runs the bound schedule once. The deadline covers the whole collective.
+  core::Status run(transports::Transport& t, const Buffers& bufs, core::Deadline deadline);
+  const Progress& progress() const { return progress_; }
+  // Test-only fault injection: add 1 to the first element this rank reduces.
+  void corruptNextReduction() { corrupt_ = true; }
+
+ private:
+  void onReady(uint32_t op);
+  void markDone(uint32_t op);
+  core::Status postComm(transports::Transport& t, const Buffers& bufs, uint32_t op);
+  void runLocal(const Buffers& bufs, uint32_t op);
+  void corruptFirstElement(char* dst);
+  char* addr(const Buffers& bufs, const Span& s) const;
+
+  const Schedule* sched_ = nullptr;
+  size_t elem_ = 1;
+  ReduceFn reduce_ = nullptr;
+  ScaleFn scale_ = nullptr;
+  core::DataType dtype_ = core::DataType::kFloat;
+  bool corrupt_ = false;
+  uint32_t channel_ = 0;
+
+  std::vector<uint32_t> remaining_;       // unmet dependencies per op
+  std::vector<uint8_t> ready_;            // dependencies met (comm ops wait for their turn)
+  std::vector<uint32_t> local_queue_;     // ready local ops (stack)
+  // Per (peer, direction): the schedule's comm ops in order, and how many were posted.
+  std::vector<std::vector<uint32_t>> lanes_;
+  std::vector<uint32_t> lane_of_, lane_cursor_;
+  std::vector<transports::Request> outstanding_;
+  std::vector<uint32_t> outstanding_op_;
+  uint32_t done_ = 0;
+  uint64_t calls_ = 0;
+  Progress progress_;
+};
+
+}  // namespace ccscope::collectives

@@ -1,0 +1,132 @@
+#include "collectives/schedule_backend.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace ccscope::collectives {
+
+using core::Code;
+using core::Status;
+
+namespace {
+constexpr size_t kMinSegmentBytes = 64 * 1024;  // below this, per-message overhead dominates
+constexpr size_t kMaxSegmentBytes = 1 << 20;
+constexpr size_t kAuxElems = 4096;              // statistics vectors reduced by the harness
+}  // namespace
+
+const char* collectiveName(Collective c) {
+  switch (c) {
+    case Collective::kAllreduce: return "allreduce";
+  }
+  return "?";
+}
+
+core::Result<Collective> parseCollective(const std::string& s) {
+  if (s == "allreduce") return Collective::kAllreduce;
+  return Status(Code::kInvalidArgument,
+                fmt::format("unknown collective '{}' (available: allreduce)", s));
+}
+
+HostBuffer::HostBuffer(size_t bytes) : n_(bytes) {
+  if (bytes == 0) return;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CCSCOPE_CHECK(p != MAP_FAILED, fmt::format("cannot allocate {} B of host memory", bytes));
+  p_ = static_cast<char*>(p);
+  std::memset(p_, 0, bytes);  // fault every page in now, not inside the timed loop
+}
+
+HostBuffer::~HostBuffer() {
+  if (p_) munmap(p_, n_);
+}
+
+core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transports::Transport& t,
+                                                                       const AlgorithmOptions& o) {
+  if (o.algorithm != "ring")
+    return Status(Code::kInvalidArgument,
+                  fmt::format("unknown algorithm '{}' for allreduce (available: ring, native with "
+                              "--transport mpi)", o.algorithm));
+  std::unique_ptr<ScheduleBackend> b(new ScheduleBackend(t, o));
+  b->aux_ = HostBuffer(2 * kAuxElems * sizeof(double) + 4096);
+  CCSCOPE_ASSIGN_OR_RETURN(b->aux_mr_, t.registerMemory(b->aux_.data(), b->aux_.size()));
+  b->barrier_sched_ = barrierSchedule(t.rank(), t.size());
+  return b;
+}
+
+Status ScheduleBackend::allocate(size_t max_bytes) {
+  size_t bytes = std::max<size_t>(max_bytes, 64);
+  send_ = HostBuffer(bytes);
+  recv_ = HostBuffer(bytes);
+  // Ring scratch: two chunks of at most ceil(count/n) elements (+1 element of slack per chunk).
+  scratch_ = HostBuffer(2 * (bytes / std::max(1, size()) + 64));
+  CCSCOPE_ASSIGN_OR_RETURN(send_mr_, t_.registerMemory(send_.data(), send_.size()));
+  CCSCOPE_ASSIGN_OR_RETURN(recv_mr_, t_.registerMemory(recv_.data(), recv_.size()));
+  CCSCOPE_ASSIGN_OR_RETURN(scratch_mr_, t_.registerMemory(scratch_.data(), scratch_.size()));
+  return Status::ok();
+}
+
+Schedule ScheduleBackend::build(const OpConfig& cfg) const {
+  size_t elem = core::dataTypeSize(cfg.dtype);
+  size_t chunk_bytes = cfg.count * elem / std::max(1, size());
+  size_t seg_bytes = opts_.segment_bytes
+                         ? opts_.segment_bytes
+                         : std::clamp(chunk_bytes / 4, kMinSegmentBytes, kMaxSegmentBytes);
+  uint64_t seg_elems = std::max<size_t>(1, seg_bytes / elem);
+  return ringAllreduceSchedule(rank(), size(), cfg.count, seg_elems,
+                               cfg.op == core::ReduceOp::kAvg);
+}
+
+Status ScheduleBackend::prepare(const OpConfig& cfg) {
+  size_t bytes = cfg.count * core::dataTypeSize(cfg.dtype);
+  if (bytes > send_.size())
+    return Status(Code::kInternal, "prepare() beyond the allocated buffers");
+  sched_ = build(cfg);
+  if (sched_.scratch_elems * core::dataTypeSize(cfg.dtype) > scratch_.size())
+    return Status(Code::kInternal, "schedule needs more scratch than allocated");
+  exec_.prepare(sched_, cfg.dtype, cfg.op);
+  return Status::ok();
+}
+
+Status ScheduleBackend::run(bool in_place, core::Deadline deadline) {
+  Buffers b{in_place ? recv_mr_ : send_mr_, recv_mr_, scratch_mr_};
+  return exec_.run(t_, b, deadline);
+}
+
+Status ScheduleBackend::barrier(core::Deadline deadline) {
+  aux_exec_.prepare(barrier_sched_, core::DataType::kUint8, core::ReduceOp::kSum, 1);
+  Buffers b{aux_mr_, aux_mr_, aux_mr_};
+  return aux_exec_.run(t_, b, deadline).prepend("harness barrier");
+}
+
+Status ScheduleBackend::smallAllreduce(void* data, size_t count, core::DataType dt,
+                                       core::ReduceOp op, core::Deadline deadline) {
+  size_t bytes = count * core::dataTypeSize(dt);
+  CCSCOPE_CHECK(bytes <= kAuxElems * sizeof(double), "statistics vector too long");
+  std::memcpy(aux_.data(), data, bytes);
+  Schedule s = ringAllreduceSchedule(rank(), size(), count, count + 1, false);
+  aux_exec_.prepare(s, dt, op, 1);
+  transports::MemoryRegion in = aux_mr_, scratch = aux_mr_;
+  scratch.base += kAuxElems * sizeof(double);
+  CCSCOPE_RETURN_IF_ERROR(aux_exec_.run(t_, Buffers{in, in, scratch}, deadline)
+                              .prepend("harness statistics reduction"));
+  std::memcpy(data, aux_.data(), bytes);
+  return Status::ok();
+}
+
+Status ScheduleBackend::maxDoubles(std::span<double> v, core::Deadline deadline) {
+  return smallAllreduce(v.data(), v.size(), core::DataType::kDouble, core::ReduceOp::kMax, deadline);
+}
+
+Status ScheduleBackend::sumInts(std::span<int64_t> v, core::Deadline deadline) {
+  return smallAllreduce(v.data(), v.size(), core::DataType::kInt64, core::ReduceOp::kSum, deadline);
+}
+
+std::string ScheduleBackend::progressNote() const {
+  const Progress& p = exec_.progress();
+  return fmt::format("{} #{}: op {} of {}", algorithm(), p.seq, p.ops_done, p.ops_total);
+}
+
+}  // namespace ccscope::collectives

@@ -1,0 +1,73 @@
+// The backend for our own algorithms: a schedule per size, the shared executor, a transport.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "collectives/collective_backend.h"
+#include "collectives/executor.h"
+#include "collectives/schedule.h"
+#include "transports/transport.h"
+
+namespace ccscope::collectives {
+
+struct AlgorithmOptions {
+  std::string algorithm = "ring";
+  size_t segment_bytes = 0;  // 0: chosen from the message size
+};
+
+// Page-aligned, pre-touched host memory (freed with the owner).
+class HostBuffer {
+ public:
+  HostBuffer() = default;
+  explicit HostBuffer(size_t bytes);
+  HostBuffer(HostBuffer&& o) noexcept { std::swap(p_, o.p_); std::swap(n_, o.n_); }
+  HostBuffer& operator=(HostBuffer&& o) noexcept { std::swap(p_, o.p_); std::swap(n_, o.n_); return *this; }
+  ~HostBuffer();
+  char* data() const { return p_; }
+  size_t size() const { return n_; }
+
+ private:
+  char* p_ = nullptr;
+  size_t n_ = 0;
+};
+
+class ScheduleBackend final : public CollectiveBackend {
+ public:
+  static core::Result<std::unique_ptr<ScheduleBackend>> create(transports::Transport& t,
+                                                               const AlgorithmOptions& opts);
+  std::string algorithm() const override { return opts_.algorithm; }
+  std::string transport() const override { return t_.name(); }
+  int rank() const override { return t_.rank(); }
+  int size() const override { return t_.size(); }
+  core::Status allocate(size_t max_bytes) override;
+  char* sendBuffer() override { return send_.data(); }
+  char* recvBuffer() override { return recv_.data(); }
+  core::Status prepare(const OpConfig& cfg) override;
+  core::Status run(bool in_place, core::Deadline deadline) override;
+  core::Status barrier(core::Deadline deadline) override;
+  core::Status maxDoubles(std::span<double> values, core::Deadline deadline) override;
+  core::Status sumInts(std::span<int64_t> values, core::Deadline deadline) override;
+  void corruptNextResult() override { exec_.corruptNextReduction(); }
+  std::string progressNote() const override;
+
+ private:
+  ScheduleBackend(transports::Transport& t, AlgorithmOptions o) : t_(t), opts_(std::move(o)) {}
+  core::Status smallAllreduce(void* data, size_t count, core::DataType dt, core::ReduceOp op,
+                              core::Deadline deadline);
+  Schedule build(const OpConfig& cfg) const;
+
+  transports::Transport& t_;
+  AlgorithmOptions opts_;
+  HostBuffer send_, recv_, scratch_;
+  transports::MemoryRegion send_mr_, recv_mr_, scratch_mr_;
+  Schedule sched_;
+  Executor exec_;
+  // The harness's own barrier and statistics reductions use a separate executor.
+  Schedule barrier_sched_;
+  Executor aux_exec_;
+  HostBuffer aux_;
+  transports::MemoryRegion aux_mr_;
+};
+
+}  // namespace ccscope::collectives

@@ -1,0 +1,66 @@
+// Results as plain data: what the harness measured and under which conditions. Writers turn
+// these into tables, JSON Lines and (later) CSV/HTML/JUnit; the harness never prints.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ccscope::reports {
+
+inline constexpr int kSchemaVersion = 1;
+
+struct LatencyStats {  // microseconds, per iteration, max over ranks
+  double min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0, stdev = 0;
+};
+
+struct Measurement {
+  std::string collective, algorithm, transport;
+  int ranks = 1;
+  uint64_t bytes = 0;  // per rank buffer size (nccl-tests "size")
+  uint64_t count = 0;  // elements
+  std::string dtype, redop;
+  int root = -1;
+  bool in_place = false;
+  int iters = 0;
+  double time_us = 0;  // mean of back-to-back iterations, max over ranks
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+  double busbw_factor = 1;
+  int64_t wrong = -1;  // elements wrong summed over ranks; -1: not checked
+  LatencyStats lat;
+};
+
+struct RunMetadata {
+  std::string version;
+  std::vector<std::string> argv;
+  std::string collective;
+  std::vector<std::string> algorithms;
+  std::string transport;
+  int ranks = 1;
+  std::vector<std::string> hosts;  // per rank
+  std::string launcher;
+  std::map<std::string, std::string> libraries;  // name -> version
+  std::map<std::string, std::string> env;        // selected NCCL_*, UCX_*, OMPI_*, CCSCOPE_*
+  std::string start_time;                        // ISO 8601, UTC
+};
+
+struct RunSummary {
+  double avg_busbw_gbps = 0;  // over every row and placement, as nccl-tests
+  int64_t wrong_total = 0;
+  int rows = 0;
+};
+
+// Receives results as they are produced; implementations write them out immediately.
+class ResultSink {
+ public:
+  virtual ~ResultSink() = default;
+  virtual void onRun(const RunMetadata&) {}
+  virtual void onSection(const std::string& /*title*/) {}
+  virtual void onMeasurement(const Measurement&) {}
+  virtual void onProgress(int /*done*/, int /*total*/, double /*elapsed_s*/) {}
+  virtual void onEnd(const RunSummary&) {}
+};
+
+}  // namespace ccscope::reports

@@ -1,0 +1,74 @@
+#include "reports/table_writer.h"
+
+#include <fmt/format.h>
+
+namespace ccscope::reports {
+
+void TableWriter::onRun(const RunMetadata& m) {
+  fmt::print(out_, "# ccscope {}: {} over {} ({} ranks, launcher {})\n", m.version, m.collective,
+             m.transport, m.ranks, m.launcher);
+  for (size_t r = 0; r < m.hosts.size(); ++r)
+    fmt::print(out_, "#  Rank {:2} on {}\n", r, m.hosts[r]);
+  fmt::print(out_, "#  Times in us; bandwidth in GB/s (1 GB/s = 10^9 B/s); p50/p99: per-iteration latency\n");
+  fmt::print(out_, "#\n");
+  fmt::print(out_, "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:^32}  {:^32}  {:^15}  {:^15}\n", "",
+             "", "", "", "", "out-of-place", "in-place", "out-of-place", "in-place");
+  fmt::print(out_, "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>5}  {:>7}  {:>6}  "
+             "{:>6}  {:>5}  {:>7} {:>7}  {:>7} {:>7}\n", "size", "count", "type", "redop", "root",
+             "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "p50", "p99",
+             "p50", "p99");
+  fmt::print(out_, "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>5}  {:>7}  {:>6}  "
+             "{:>6}  {:>5}  {:>7} {:>7}  {:>7} {:>7}\n", "(B)", "(elements)", "", "", "", "(us)",
+             "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(us)");
+  std::fflush(out_);
+}
+
+void TableWriter::onSection(const std::string& title) {
+  fmt::print(out_, "# {}\n", title);
+  std::fflush(out_);
+}
+
+static std::string wrongText(int64_t w) { return w < 0 ? "N/A" : std::to_string(w); }
+
+static std::string timeText(double us) {
+  return us >= 10000 ? fmt::format("{:7.0f}", us) : fmt::format("{:7.2f}", us);
+}
+
+void TableWriter::printRow(const Measurement& oop, const std::optional<Measurement>& ip) {
+  std::string line = fmt::format("{:12}  {:12}  {:>8}  {:>6}  {:6}", oop.bytes, oop.count,
+                                 oop.dtype, oop.redop, oop.root);
+  auto half = [](const Measurement& m) {
+    return fmt::format("  {}  {:6.2f}  {:6.2f}  {:>5}", timeText(m.time_us), m.algbw_gbps,
+                       m.busbw_gbps, wrongText(m.wrong));
+  };
+  line += half(oop);
+  line += ip ? half(*ip) : fmt::format("  {:>7}  {:>6}  {:>6}  {:>5}", "-", "-", "-", "-");
+  line += fmt::format("  {} {}", timeText(oop.lat.p50), timeText(oop.lat.p99));
+  if (ip) line += fmt::format("  {} {}", timeText(ip->lat.p50), timeText(ip->lat.p99));
+  fmt::print(out_, "{}\n", line);
+  std::fflush(out_);
+}
+
+void TableWriter::onMeasurement(const Measurement& m) {
+  if (!m.in_place) {
+    if (pending_) printRow(*pending_, std::nullopt);
+    pending_ = m;
+    return;
+  }
+  if (pending_ && pending_->bytes == m.bytes) {
+    printRow(*pending_, m);
+    pending_.reset();
+  } else {
+    printRow(m, std::nullopt);
+  }
+}
+
+void TableWriter::onEnd(const RunSummary& s) {
+  if (pending_) printRow(*pending_, std::nullopt);
+  pending_.reset();
+  fmt::print(out_, "# Out of bounds values : {} {}\n", s.wrong_total, s.wrong_total ? "FAILED" : "OK");
+  fmt::print(out_, "# Avg bus bandwidth    : {:g} \n#\n", s.avg_busbw_gbps);
+  std::fflush(out_);
+}
+
+}  // namespace ccscope::reports

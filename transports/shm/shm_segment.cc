@@ -1,0 +1,97 @@
+#include "transports/shm/shm_segment.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <new>
+
+#include <fmt/format.h>
+
+namespace ccscope::transports::shm {
+
+using core::Code;
+using core::Layer;
+using core::Status;
+
+size_t segmentBytes(int nranks) { return sizeof(SegmentHeader) + sizeof(Ring) * nranks; }
+
+Segment& Segment::operator=(Segment&& o) noexcept {
+  std::swap(base_, o.base_);
+  std::swap(len_, o.len_);
+  std::swap(name_, o.name_);
+  std::swap(owner_, o.owner_);
+  return *this;
+}
+
+Segment::~Segment() {
+  if (owner_) unlinkName();
+  if (base_) munmap(base_, len_);
+}
+
+void Segment::unlinkName() {
+  if (!name_.empty()) shm_unlink(name_.c_str());
+  name_.clear();
+}
+
+static core::Result<char*> mapFd(int fd, size_t len, const std::string& name) {
+  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED)
+    return core::errnoStatus("mmap", errno, Layer::kLibrary).prepend("mapping " + name);
+  return static_cast<char*>(p);
+}
+
+core::Result<Segment> Segment::create(const std::string& name, int nranks) {
+  shm_unlink(name.c_str());  // a stale segment of a crashed run with the same name
+  int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) return core::errnoStatus("shm_open", errno, Layer::kLibrary).prepend(name);
+  size_t len = segmentBytes(nranks);
+  if (ftruncate(fd, static_cast<off_t>(len)) != 0) {
+    Status s = core::errnoStatus("ftruncate", errno, Layer::kLibrary);
+    ::close(fd);
+    shm_unlink(name.c_str());
+    return s.prepend(fmt::format("sizing {} to {} B (is /dev/shm large enough?)", name, len));
+  }
+  Segment seg;
+  seg.name_ = name;
+  seg.owner_ = true;
+  seg.len_ = len;
+  CCSCOPE_ASSIGN_OR_RETURN(seg.base_, mapFd(fd, len, name));
+  // Touch every page now (setup path) so first messages do not take page faults.
+  auto* h = new (seg.base_) SegmentHeader{};
+  h->magic = kSegMagic;
+  h->nranks = static_cast<uint32_t>(nranks);
+  h->pid = getpid();
+  h->probe = kSegMagic ^ static_cast<uint32_t>(getpid());
+  for (int s = 0; s < nranks; ++s) {
+    Ring* r = new (seg.ring(s)) Ring;
+    r->head.store(0);
+    r->tail.store(0);
+  }
+  return seg;
+}
+
+core::Result<Segment> Segment::open(const std::string& name, int nranks) {
+  int fd = shm_open(name.c_str(), O_RDWR, 0600);
+  if (fd < 0) return core::errnoStatus("shm_open", errno, Layer::kLibrary).prepend(name);
+  Segment seg;
+  seg.len_ = segmentBytes(nranks);
+  CCSCOPE_ASSIGN_OR_RETURN(seg.base_, mapFd(fd, seg.len_, name));
+  if (seg.header()->magic != kSegMagic || seg.header()->nranks != static_cast<uint32_t>(nranks))
+    return Status(Code::kInternal, fmt::format("{} is not a ccscope segment for {} ranks", name, nranks));
+  return seg;
+}
+
+void Segment::ring_doorbell() const {
+  SegmentHeader* h = header();
+  h->doorbell.fetch_add(1, std::memory_order_seq_cst);
+  if (h->sleeping.load(std::memory_order_seq_cst))
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&h->doorbell), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+}
+
+}  // namespace ccscope::transports::shm

@@ -1,0 +1,71 @@
+// Layout of a rank's shared-memory segment and the RAII mapping of it. Segment of rank r holds
+// one inbound ring per source rank s (s -> r) and r's futex doorbell. Senders publish slots
+// (head), the owner consumes them (tail); both ring the other side's doorbell.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "core/status.h"
+
+namespace ccscope::transports::shm {
+
+inline constexpr uint32_t kSegMagic = 0x4343534d;  // "CCSM"
+inline constexpr uint32_t kSlots = 64;
+inline constexpr uint32_t kSlotBytes = 8192;
+
+enum SlotKind : uint32_t { kInline = 1, kRemote = 2 };
+
+struct alignas(64) Slot {
+  uint32_t tag;
+  uint32_t kind;
+  uint64_t msg_len;    // whole message
+  uint64_t chunk_len;  // bytes in this slot (inline) or the whole message (remote)
+  uint64_t addr;       // remote: the sender's virtual address for process_vm_readv
+  char data[kSlotBytes];
+};
+
+struct alignas(64) Ring {
+  alignas(64) std::atomic<uint64_t> head;  // slots published by the sender
+  alignas(64) std::atomic<uint64_t> tail;  // slots consumed by the owner
+  Slot slots[kSlots];
+};
+
+struct alignas(64) SegmentHeader {
+  uint32_t magic;
+  uint32_t nranks;
+  int32_t pid;
+  uint32_t probe;  // a known value peers read with process_vm_readv to test single-copy
+  alignas(64) std::atomic<uint32_t> doorbell;
+  std::atomic<uint32_t> sleeping;
+};
+
+size_t segmentBytes(int nranks);
+
+// A mapped segment; the creator unlinks the name once every peer mapped it.
+class Segment {
+ public:
+  Segment() = default;
+  Segment(Segment&& o) noexcept { *this = std::move(o); }
+  Segment& operator=(Segment&& o) noexcept;
+  ~Segment();
+  static core::Result<Segment> create(const std::string& name, int nranks);
+  static core::Result<Segment> open(const std::string& name, int nranks);
+  void unlinkName();
+
+  SegmentHeader* header() const { return reinterpret_cast<SegmentHeader*>(base_); }
+  Ring* ring(int src) const {
+    return reinterpret_cast<Ring*>(base_ + sizeof(SegmentHeader)) + src;
+  }
+  // Wakes the owner if it sleeps on the doorbell.
+  void ring_doorbell() const;
+
+ private:
+  char* base_ = nullptr;
+  size_t len_ = 0;
+  std::string name_;
+  bool owner_ = false;
+};
+
+}  // namespace ccscope::transports::shm

@@ -1,0 +1,313 @@
+#include "transports/shm/shm_transport.h"
+
+#include <linux/futex.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "launch/socket_util.h"
+#include "transports/common/fixed_queue.h"
+#include "transports/shm/shm_segment.h"
+
+namespace ccscope::transports {
+
+using core::Code;
+using core::Layer;
+using core::Status;
+using namespace shm;
+
+namespace {
+
+constexpr size_t kDefaultSingleCopyFrom = 64 * 1024;
+constexpr int64_t kLivenessCheckEveryNs = 50'000'000;
+
+std::string hostIdentity() {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(boot, id);
+  return std::string(host) + "/" + id;
+}
+
+// What a rank publishes about its segment (fixed binary, versioned).
+constexpr uint32_t kAddressVersion = 1;
+struct ShmAddress {
+  uint32_t version;
+  int32_t pid;
+  uint64_t header;  // address of the segment header in the owner's address space
+  char name[64];
+  char host[256];
+};
+
+struct Peer {
+  Segment seg;  // the peer's segment: we publish into seg.ring(self)
+  pid_t pid = -1;
+  launch::Fd pidfd;
+  FixedQueue sends, remote_inflight, recvs;
+  uint64_t send_off = 0;   // bytes of sends.front() already published
+  uint64_t head = 0;       // our cached head of the ring we publish into
+  uint64_t tail = 0;       // our cached tail of the ring we consume (peer -> self)
+  bool recv_started = false;
+};
+
+class ShmTransport final : public Transport {
+ public:
+  explicit ShmTransport(const TransportOptions& o) : opts_(o) {}
+  ~ShmTransport() override { close(); }
+  const char* name() const override { return "shm"; }
+  Capabilities caps() const override { return {false, false, single_copy_}; }
+  Status connect(launch::Bootstrap& bs, core::Deadline deadline) override;
+  core::Result<MemoryRegion> registerMemory(void* base, size_t len) override {
+    return MemoryRegion{static_cast<char*>(base), len, next_region_++};
+  }
+  core::Result<Request> postSend(int peer, uint32_t tag, const MemoryRegion& mr, size_t off,
+                                 size_t len) override {
+    CCSCOPE_ASSIGN_OR_RETURN(Request r, table_->open(Dir::kSend, peer, tag, mr.base + off, len));
+    peers_[peer].sends.push(r.slot);
+    progressSends(peer);
+    return r;
+  }
+  core::Result<Request> postRecv(int peer, uint32_t tag, const MemoryRegion& mr, size_t off,
+                                 size_t len) override {
+    CCSCOPE_ASSIGN_OR_RETURN(Request r, table_->open(Dir::kRecv, peer, tag, mr.base + off, len));
+    peers_[peer].recvs.push(r.slot);
+    return r;
+  }
+  Status progress() override;
+  void close() override { peers_.clear(); own_ = Segment(); }
+
+ protected:
+  void blockFor(int64_t max_ns) override;
+
+ private:
+  void progressSends(int p);
+  void progressRecvs(int p);
+  void checkPeers();
+  void failPeer(int p, Status s) {
+    table_->failPeer(p, s.withPeer(p));
+    Peer& peer = peers_[p];
+    peer.sends.clear();
+    peer.recvs.clear();
+    peer.remote_inflight.clear();
+  }
+  Status probeSingleCopy(int p, uint64_t remote_header);
+
+  TransportOptions opts_;
+  Segment own_;
+  std::vector<Peer> peers_;
+  std::vector<uint64_t> remote_seq_;  // per request slot: ring position of a single-copy send
+  uint32_t next_region_ = 1;
+  uint32_t seen_doorbell_ = 0;
+  bool single_copy_ = true;
+  size_t single_copy_from_ = kDefaultSingleCopyFrom;
+  int64_t next_liveness_check_ns_ = 0;
+};
+
+Status ShmTransport::probeSingleCopy(int p, uint64_t remote_header) {
+  uint32_t got = 0;
+  iovec local{&got, sizeof got};
+  iovec remote{reinterpret_cast<void*>(remote_header + offsetof(SegmentHeader, probe)), sizeof got};
+  ssize_t n = process_vm_readv(peers_[p].pid, &local, 1, &remote, 1, 0);
+  if (n == sizeof got && got == peers_[p].seg.header()->probe) return Status::ok();
+  return core::errnoStatus("process_vm_readv", n < 0 ? errno : EIO, Layer::kLibrary, p);
+}
+
+Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
+  initTable(bs.rank(), bs.size());
+  setSpinPolicy(opts_.local_ranks);
+  if (opts_.eager_bytes) single_copy_from_ = opts_.eager_bytes;
+  remote_seq_.assign(table_->capacity(), 0);
+  std::string name = fmt::format("/ccscope-{}-{}", bs.jobToken().substr(0, 16), rank_);
+  CCSCOPE_ASSIGN_OR_RETURN(own_, Segment::create(name, size_));
+  std::string me = hostIdentity();
+  ShmAddress addr{};
+  addr.version = kAddressVersion;
+  addr.pid = getpid();
+  addr.header = reinterpret_cast<uintptr_t>(own_.header());
+  std::snprintf(addr.name, sizeof addr.name, "%s", name.c_str());
+  std::snprintf(addr.host, sizeof addr.host, "%s", me.c_str());
+  CCSCOPE_RETURN_IF_ERROR(bs.put(fmt::format("shm/{}", rank_),
+                                 std::string_view(reinterpret_cast<char*>(&addr), sizeof addr)));
+  peers_.resize(size_);
+  for (int p = 0; p < size_; ++p) {
+    Peer& peer = peers_[p];
+    peer.sends = FixedQueue(table_->capacity());
+    peer.remote_inflight = FixedQueue(table_->capacity());
+    peer.recvs = FixedQueue(table_->capacity());
+    if (p == rank_) continue;
+    CCSCOPE_ASSIGN_OR_RETURN(std::string v, bs.get(fmt::format("shm/{}", p), deadline));
+    ShmAddress pa{};
+    if (v.size() != sizeof pa || (std::memcpy(&pa, v.data(), sizeof pa), pa.version != kAddressVersion))
+      return Status(Code::kRemoteError, fmt::format("bad shm address from rank {}", p));
+    pa.name[sizeof pa.name - 1] = pa.host[sizeof pa.host - 1] = 0;
+    peer.pid = pa.pid;
+    std::string host = pa.host;
+    if (me != host)
+      return Status(Code::kUnsupported,
+                    fmt::format("the shm transport needs all ranks on one host, but rank {} runs "
+                                "on {} and rank {} on {}: use --transport tcp", p, host, rank_, me))
+          .withLayer(Layer::kBootstrap);
+    CCSCOPE_ASSIGN_OR_RETURN(peer.seg, Segment::open(pa.name, size_));
+    peer.pidfd = launch::Fd(static_cast<int>(syscall(SYS_pidfd_open, peer.pid, 0)));
+    if (single_copy_ && !probeSingleCopy(p, pa.header).isOk()) {
+      spdlog::info("shm: single-copy (process_vm_readv) not permitted toward rank {}; copying "
+                   "through shared slots instead", p);
+      single_copy_ = false;
+    }
+  }
+  CCSCOPE_RETURN_IF_ERROR(bs.barrier("shm-mapped", deadline));
+  own_.unlinkName();  // every peer mapped it: nothing to leak in /dev/shm from here on
+  return Status::ok();
+}
+
+void ShmTransport::progressSends(int p) {
+  Peer& peer = peers_[p];
+  if (peer.sends.empty() && peer.remote_inflight.empty()) return;
+  Ring* ring = peer.seg.ring(rank_);
+  uint64_t tail = ring->tail.load(std::memory_order_acquire);
+  bool published = false;
+  while (!peer.sends.empty() && peer.head - tail < kSlots) {
+    uint32_t slot = peer.sends.front();
+    RequestRecord& rec = table_->slot(slot);
+    Slot& s = ring->slots[peer.head % kSlots];
+    s.tag = rec.tag;
+    s.msg_len = rec.len;
+    if (single_copy_ && rec.len >= single_copy_from_) {
+      s.kind = kRemote;
+      s.chunk_len = rec.len;
+      s.addr = reinterpret_cast<uintptr_t>(rec.buf);
+      remote_seq_[slot] = peer.head;
+      peer.remote_inflight.push(slot);
+      peer.sends.pop();
+    } else {
+      size_t chunk = std::min<size_t>(kSlotBytes, rec.len - peer.send_off);
+      s.kind = kInline;
+      s.chunk_len = chunk;
+      std::memcpy(s.data, rec.buf + peer.send_off, chunk);
+      peer.send_off += chunk;
+      table_->addBytes(slot, chunk);
+      if (peer.send_off == rec.len) {
+        table_->complete(slot);
+        peer.sends.pop();
+        peer.send_off = 0;
+      }
+    }
+    ring->head.store(++peer.head, std::memory_order_release);
+    published = true;
+  }
+  while (!peer.remote_inflight.empty() && remote_seq_[peer.remote_inflight.front()] < tail) {
+    uint32_t slot = peer.remote_inflight.front();
+    table_->addBytes(slot, table_->slot(slot).len);
+    table_->complete(slot);
+    peer.remote_inflight.pop();
+  }
+  if (published) peer.seg.ring_doorbell();
+}
+
+void ShmTransport::progressRecvs(int p) {
+  Peer& peer = peers_[p];
+  Ring* ring = own_.ring(p);
+  bool consumed = false;
+  while (!peer.recvs.empty()) {
+    if (peer.tail == ring->head.load(std::memory_order_acquire)) break;
+    Slot& s = ring->slots[peer.tail % kSlots];
+    uint32_t slot = peer.recvs.front();
+    RequestRecord& rec = table_->slot(slot);
+    if (!peer.recv_started) {
+      if (s.tag != rec.tag || s.msg_len > rec.len) {
+        std::string what = s.tag != rec.tag
+            ? fmt::format("expected tag {:#x} from rank {} but got {:#x}: ranks disagree on the "
+                          "collective", rec.tag, p, s.tag)
+            : fmt::format("rank {} sent {} B but only {} B were expected: ranks disagree on the "
+                          "message size", p, s.msg_len, rec.len);
+        failPeer(p, Status(Code::kRemoteError, what).withLayer(Layer::kApplication));
+        return;
+      }
+      peer.recv_started = true;
+    }
+    if (s.kind == kRemote) {
+      iovec local{rec.buf, s.chunk_len};
+      iovec remote{reinterpret_cast<void*>(s.addr), s.chunk_len};
+      ssize_t n = process_vm_readv(peer.pid, &local, 1, &remote, 1, 0);
+      if (n != static_cast<ssize_t>(s.chunk_len)) {
+        failPeer(p, core::errnoStatus("process_vm_readv", n < 0 ? errno : EIO, Layer::kLibrary));
+        return;
+      }
+    } else {
+      std::memcpy(rec.buf + rec.bytes, s.data, s.chunk_len);
+    }
+    table_->addBytes(slot, s.chunk_len);
+    if (rec.bytes == s.msg_len) {
+      table_->complete(slot);
+      peer.recvs.pop();
+      peer.recv_started = false;
+    }
+    ring->tail.store(++peer.tail, std::memory_order_release);
+    consumed = true;
+  }
+  if (consumed) peer.seg.ring_doorbell();
+}
+
+Status ShmTransport::progress() {
+  seen_doorbell_ = own_.header()->doorbell.load(std::memory_order_acquire);
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    progressRecvs(p);
+    progressSends(p);
+  }
+  return Status::ok();
+}
+
+void ShmTransport::checkPeers() {
+  for (int p = 0; p < size_; ++p) {
+    Peer& peer = peers_[p];
+    if (p == rank_ || !table_->peerError(p).isOk()) continue;
+    bool gone = false;
+    if (peer.pidfd.valid()) {
+      pollfd pf{peer.pidfd.get(), POLLIN, 0};
+      gone = ::poll(&pf, 1, 0) > 0;
+    } else {
+      gone = kill(peer.pid, 0) != 0 && errno == ESRCH;
+    }
+    if (gone)
+      failPeer(p, Status(Code::kPeerClosed,
+                         fmt::format("rank {} (pid {}) exited or was killed", p, peer.pid))
+                      .withLayer(Layer::kApplication));
+  }
+}
+
+void ShmTransport::blockFor(int64_t max_ns) {
+  int64_t now = core::nowNs();
+  if (now >= next_liveness_check_ns_) {
+    checkPeers();
+    next_liveness_check_ns_ = now + kLivenessCheckEveryNs;
+  }
+  max_ns = std::min(max_ns, kLivenessCheckEveryNs);
+  SegmentHeader* h = own_.header();
+  h->sleeping.store(1, std::memory_order_seq_cst);
+  if (h->doorbell.load(std::memory_order_seq_cst) == seen_doorbell_) {
+    timespec ts{static_cast<time_t>(max_ns / 1000000000), static_cast<long>(max_ns % 1000000000)};
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&h->doorbell), FUTEX_WAIT, seen_doorbell_, &ts,
+            nullptr, 0);
+  }
+  h->sleeping.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+std::unique_ptr<Transport> makeShmTransport(const TransportOptions& opts) {
+  return std::make_unique<ShmTransport>(opts);
+}
+
+}  // namespace ccscope::transports
