@@ -45,7 +45,10 @@ Schedule ringAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t seg
   const int right = mod(rank + 1, ranks), left = mod(rank - 1, ranks);
   const uint64_t max_chunk = ch.length(0);
   s.scratch_elems = 2 * max_chunk;  // double-buffered: step k receives into half k%2
-  uint32_t tag = 0;
+  // Tags depend only on (phase, step, segment), never on which chunk a rank handles, so both
+  // ends of every message agree; chunk 0 is the largest, so it bounds the segments per step.
+  const uint64_t tags_per_step = ch.segments(0);
+  uint32_t step_base = 0;
   std::vector<uint32_t> produced;       // per segment: the op that last wrote it (to send next)
   std::vector<std::vector<uint32_t>> reduced(2);  // per scratch half, per segment: its reduce op
   for (int k = 0; k < ranks - 1; ++k) {
@@ -55,7 +58,8 @@ Schedule ringAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t seg
     auto& half = reduced[k % 2];
     half.resize(std::max<size_t>(half.size(), segs), UINT32_MAX);
     Buf src_buf = k == 0 ? Buf::kInput : Buf::kOutput;
-    for (uint64_t g = 0; g < segs; ++g, ++tag) {
+    for (uint64_t g = 0; g < segs; ++g) {
+      const uint32_t tag = step_base + static_cast<uint32_t>(g);
       if (g < ch.segments(send_c)) {
         uint32_t after = (k > 0 && g < produced.size()) ? produced[g] : UINT32_MAX;
         s.add(Op{.kind = OpKind::kSend, .peer = right, .tag = tag,
@@ -74,6 +78,7 @@ Schedule ringAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t seg
       }
     }
     produced = now;
+    step_base += static_cast<uint32_t>(tags_per_step);
   }
   // The owned chunk is final: scale it for avg, then pass chunks around the ring.
   int owned = mod(rank + 1, ranks);
@@ -86,7 +91,8 @@ Schedule ringAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t seg
     int send_c = mod(rank + 1 - k, ranks), recv_c = mod(rank - k, ranks);
     uint64_t segs = std::max(ch.segments(send_c), ch.segments(recv_c));
     std::vector<uint32_t> now(ch.segments(recv_c), UINT32_MAX);
-    for (uint64_t g = 0; g < segs; ++g, ++tag) {
+    for (uint64_t g = 0; g < segs; ++g) {
+      const uint32_t tag = step_base + static_cast<uint32_t>(g);
       if (g < ch.segments(send_c))
         s.add(Op{.kind = OpKind::kSend, .peer = right, .tag = tag,
                  .a = {Buf::kOutput, ch.offset(send_c) + ch.segOffset(send_c, g)},
@@ -97,6 +103,7 @@ Schedule ringAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t seg
                           .count = ch.segLength(recv_c, g)});
     }
     produced = now;
+    step_base += static_cast<uint32_t>(tags_per_step);
   }
   s.finalize();
   return s;

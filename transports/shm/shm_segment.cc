@@ -72,6 +72,7 @@ core::Result<Segment> Segment::create(const std::string& name, int nranks) {
     Ring* r = new (seg.ring(s)) Ring;
     r->head.store(0);
     r->tail.store(0);
+    r->fault.store(kNoFault);
   }
   return seg;
 }

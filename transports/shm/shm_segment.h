@@ -26,9 +26,15 @@ struct alignas(64) Slot {
   char data[kSlotBytes];
 };
 
+enum FaultKind : uint32_t { kNoFault = 0, kTagMismatch = 1, kTooLong = 2 };
+
 struct alignas(64) Ring {
   alignas(64) std::atomic<uint64_t> head;  // slots published by the sender
   alignas(64) std::atomic<uint64_t> tail;  // slots consumed by the owner
+  // Set by the owner when the sender's message did not match the posted receive, so the
+  // sender fails too instead of waiting for a reply that will never come.
+  alignas(64) std::atomic<uint32_t> fault;
+  uint64_t fault_expected, fault_got;
   Slot slots[kSlots];
 };
 

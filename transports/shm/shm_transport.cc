@@ -50,6 +50,17 @@ struct ShmAddress {
   char host[256];
 };
 
+// The same words on both sides of a mismatched message.
+Status mismatchStatus(int receiver, int sender, const Ring& ring) {
+  std::string what =
+      ring.fault.load() == kTagMismatch
+          ? fmt::format("rank {} expected tag {:#x} from rank {} but got {:#x}: ranks disagree on "
+                        "the collective", receiver, ring.fault_expected, sender, ring.fault_got)
+          : fmt::format("rank {} sent {} B but rank {} expected at most {} B: ranks disagree on "
+                        "the message size", sender, ring.fault_got, receiver, ring.fault_expected);
+  return Status(Code::kRemoteError, what).withLayer(Layer::kApplication);
+}
+
 struct Peer {
   Segment seg;  // the peer's segment: we publish into seg.ring(self)
   pid_t pid = -1;
@@ -226,12 +237,12 @@ void ShmTransport::progressRecvs(int p) {
     RequestRecord& rec = table_->slot(slot);
     if (!peer.recv_started) {
       if (s.tag != rec.tag || s.msg_len > rec.len) {
-        std::string what = s.tag != rec.tag
-            ? fmt::format("expected tag {:#x} from rank {} but got {:#x}: ranks disagree on the "
-                          "collective", rec.tag, p, s.tag)
-            : fmt::format("rank {} sent {} B but only {} B were expected: ranks disagree on the "
-                          "message size", p, s.msg_len, rec.len);
-        failPeer(p, Status(Code::kRemoteError, what).withLayer(Layer::kApplication));
+        bool tag = s.tag != rec.tag;
+        ring->fault_expected = tag ? rec.tag : rec.len;
+        ring->fault_got = tag ? s.tag : s.msg_len;
+        ring->fault.store(tag ? kTagMismatch : kTooLong, std::memory_order_release);
+        peer.seg.ring_doorbell();
+        failPeer(p, mismatchStatus(rank_, p, *ring));
         return;
       }
       peer.recv_started = true;
@@ -263,6 +274,9 @@ Status ShmTransport::progress() {
   seen_doorbell_ = own_.header()->doorbell.load(std::memory_order_acquire);
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
+    const Ring* out = peers_[p].seg.ring(rank_);
+    if (out->fault.load(std::memory_order_acquire) != kNoFault && table_->peerError(p).isOk())
+      failPeer(p, mismatchStatus(p, rank_, *out));
     progressRecvs(p);
     progressSends(p);
   }

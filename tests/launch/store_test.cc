@@ -1,0 +1,112 @@
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "launch/store_client.h"
+#include "launch/store_server.h"
+
+namespace ccscope::launch {
+namespace {
+
+using core::Deadline;
+
+HostPort at(const StoreServer& s) { return {"127.0.0.1", s.port()}; }
+
+TEST(StoreTest, RanksJoinExchangeKeysAndBarrier) {
+  auto server = StoreServer::start("127.0.0.1", 0, "tok", 3);
+  ASSERT_TRUE(server.isOk());
+  std::vector<std::unique_ptr<StoreClient>> clients(3);
+  std::vector<std::thread> ts;
+  for (int r = 0; r < 3; ++r)
+    ts.emplace_back([&, r] {
+      auto c = StoreClient::join(at(**server), "tok", r, 3, Deadline::afterSeconds(10));
+      ASSERT_TRUE(c.isOk()) << c.status().toString();
+      clients[r] = std::move(c.value());
+    });
+  for (auto& t : ts) t.join();
+  ASSERT_TRUE(clients[1]->put("k", "v1").isOk());
+  auto v = clients[2]->get("k", Deadline::afterSeconds(5));
+  ASSERT_TRUE(v.isOk());
+  EXPECT_EQ(*v, "v1");
+  ts.clear();
+  for (int r = 0; r < 3; ++r)
+    ts.emplace_back([&, r] { EXPECT_TRUE(clients[r]->barrier("b", Deadline::afterSeconds(5)).isOk()); });
+  for (auto& t : ts) t.join();
+}
+
+TEST(StoreTest, WrongTokenIsRefused) {
+  auto server = StoreServer::start("127.0.0.1", 0, "right", 1);
+  ASSERT_TRUE(server.isOk());
+  auto c = StoreClient::join(at(**server), "wrong", 0, 1, Deadline::afterSeconds(5));
+  ASSERT_FALSE(c.isOk());
+  EXPECT_EQ(c.status().code(), core::Code::kInvalidArgument);
+  EXPECT_NE(c.status().message().find("wrong job token"), std::string::npos);
+}
+
+TEST(StoreTest, RanksThatNeverJoinAreNamed) {
+  auto server = StoreServer::start("127.0.0.1", 0, "tok", 3);
+  ASSERT_TRUE(server.isOk());
+  auto t0 = core::nowNs();
+  auto c = StoreClient::join(at(**server), "tok", 0, 3, Deadline::afterSeconds(1));
+  ASSERT_FALSE(c.isOk());
+  EXPECT_LT((core::nowNs() - t0) / 1e9, 5.0);
+  EXPECT_EQ(c.status().code(), core::Code::kDeadlineExceeded);
+  EXPECT_NE(c.status().message().find("1 (not-joined), 2 (not-joined)"), std::string::npos)
+      << c.status().message();
+}
+
+TEST(StoreTest, PortInUseIsAClearError) {
+  auto a = StoreServer::start("127.0.0.1", 0, "t", 1);
+  ASSERT_TRUE(a.isOk());
+  auto b = StoreServer::start("127.0.0.1", (*a)->port(), "t", 1);
+  ASSERT_FALSE(b.isOk());
+  EXPECT_NE(b.status().message().find("already in use"), std::string::npos);
+}
+
+TEST(StoreTest, ARankThatDiesIsGoneAndOneThatSaysGoodbyeIsNot) {
+  auto server = StoreServer::start("127.0.0.1", 0, "tok", 3);
+  ASSERT_TRUE(server.isOk());
+  HostPort hp = at(**server);
+  // Rank 1 leaves cleanly, rank 2 dies (a real process exiting without the goodbye).
+  pid_t pid = fork();
+  if (pid == 0) {
+    auto c = StoreClient::join(hp, "tok", 2, 3, Deadline::afterSeconds(5));
+    if (c.isOk()) c.value().release();  // keep the sockets open until _exit: no goodbye
+    _exit(c.isOk() ? 0 : 1);
+  }
+  std::unique_ptr<StoreClient> c1;
+  std::thread t([&] { c1 = std::move(StoreClient::join(hp, "tok", 1, 3, Deadline::afterSeconds(5)).value()); });
+  auto c0 = StoreClient::join(hp, "tok", 0, 3, Deadline::afterSeconds(5));
+  t.join();
+  ASSERT_TRUE(c0.isOk());
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ASSERT_EQ(WEXITSTATUS(st), 0);
+  c1->finish();
+  auto v = (*c0)->whoFailed(2.0);
+  ASSERT_EQ(v.ranks, std::vector<int>{2}) << v.text;
+  EXPECT_NE(v.text.find("gone"), std::string::npos);
+}
+
+TEST(FirstFailureTest, EarliestFailureWinsAndAbortsAreSymptoms) {
+  std::vector<RankHealth> t(4);
+  for (int r = 0; r < 4; ++r) t[r].rank = r, t[r].state = RankState::kAlive;
+  t[1].state = RankState::kAborted;
+  t[1].ms_since_change = 9000;
+  t[2].state = RankState::kFrozen;
+  t[2].ms_since_heartbeat = 5000;
+  t[3].state = RankState::kGone;
+  t[3].ms_since_change = 100;
+  auto v = firstFailure(t, 0);
+  ASSERT_EQ(v.ranks, std::vector<int>{2});
+  EXPECT_NE(v.text.find("rank 2"), std::string::npos);
+  EXPECT_NE(v.text.find("stopped answering"), std::string::npos);
+  EXPECT_TRUE(firstFailure(t, 2).ranks == std::vector<int>{3});
+}
+
+}  // namespace
+}  // namespace ccscope::launch
