@@ -1,5 +1,6 @@
 #include "reports/diagnosis.h"
 
+#include <algorithm>
 #include <array>
 
 namespace ccscope::reports {
@@ -189,7 +190,7 @@ std::string sanitizeText(std::string_view text, size_t max_bytes) {
     }
     const auto c = static_cast<unsigned char>(text[i]);
     if (len == 1 && (c < 0x20 || c == 0x7F)) {
-      out += c == '\t' ? ' ' : '?';
+      out += c == '\t' ? '\t' : '?';
     } else {
       out += piece;
     }

@@ -1,0 +1,231 @@
+#include "diagnostics/analyze/analyzer.h"
+
+#include <fmt/format.h>
+
+#include "diagnostics/analyze/flight_recorder.h"
+#include "diagnostics/analyze/input_paths.h"
+#include "diagnostics/analyze/line_prefix.h"
+#include "diagnostics/analyze/line_reader.h"
+#include "diagnostics/analyze/reasoner.h"
+#include "diagnostics/analyze/rule_loader.h"
+
+namespace ccscope::diagnostics {
+namespace {
+
+constexpr size_t kMaxNotes = 100;
+constexpr size_t kMaxCaptureBytes = 80;
+constexpr size_t kMaxEvidenceBytes = 512;
+
+// Keywords that wake the structured parsers; indices are the Trigger values below.
+enum Trigger { kSeqNum, kNcclWork, kCaName, kState, kHcaId, kPort, kBandwidth, kAccessPeer };
+const std::vector<std::string>& triggerKeywords() {
+  static const std::vector<std::string> k = {"SeqNum=",  "NCCL work:", "CA '", "state:",
+                                             "hca_id:",  "port",       "Bandwidth",
+                                             "Access Peer"};
+  return k;
+}
+
+// Replaces "{N}" in a verdict template with capture group N.
+std::string expandTemplate(const std::string& tmpl, const RuleMatch& m) {
+  if (tmpl.find('{') == std::string::npos) return {};
+  std::string out;
+  for (size_t i = 0; i < tmpl.size(); ++i) {
+    if (tmpl[i] == '{' && i + 2 < tmpl.size() && tmpl[i + 2] == '}' && tmpl[i + 1] >= '0' &&
+        tmpl[i + 1] <= '9') {
+      out += reports::sanitizeText(m.groups[static_cast<size_t>(tmpl[i + 1] - '0')],
+                                   kMaxCaptureBytes);
+      i += 2;
+    } else {
+      out += tmpl[i];
+    }
+  }
+  return out;
+}
+
+int toRank(std::string_view s) {
+  int v = 0;
+  size_t n = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9' || n >= 7) break;
+    v = v * 10 + (c - '0');
+    ++n;
+  }
+  return n ? v : -1;
+}
+
+}  // namespace
+
+Analyzer::Analyzer(std::vector<Rule> rules) : matcher_(std::move(rules), triggerKeywords()) {}
+
+core::Result<std::unique_ptr<Analyzer>> Analyzer::create(const std::vector<std::string>& rule_dirs) {
+  CCSCOPE_ASSIGN_OR_RETURN(auto rules, loadRules(rule_dirs));
+  return std::make_unique<Analyzer>(std::move(rules));
+}
+
+void Analyzer::note(std::string text) {
+  if (notes_.size() < kMaxNotes) notes_.push_back(std::move(text));
+}
+
+void Analyzer::beginFile(const std::string& name) {
+  file_ = std::make_unique<FileState>();
+  file_->name = name == "-" ? "<stdin>" : name;
+  file_->index = static_cast<int>(files_++);
+  file_->default_rank = rankFromFileName(name);
+}
+
+void Analyzer::endFile() {
+  if (!file_) return;
+  std::vector<Event> derived;
+  file_->p2p.finish(derived);
+  Event base;
+  base.file_index = file_->index;
+  base.rank = file_->default_rank;
+  base.host = file_->host;
+  base.order = static_cast<uint64_t>(file_->index) << 40;
+  for (auto& e : derived) addEvent(std::move(e), base);
+  if (file_->json_candidate && !file_->json_text.empty()) {
+    parseFlightRecorderDump(file_->json_text, file_->default_rank, file_->name, progress_);
+  }
+  file_.reset();
+}
+
+const FindingSpec* Analyzer::specForLayer(const Rule& rule, std::string_view layer_name) {
+  auto layer = reports::parseLayer(std::string(layer_name.substr(0, 16)));
+  if (!layer.isOk() || *layer == rule.spec.layer) return &rule.spec;
+  const std::string key = rule.spec.id + "/" + core::layerName(*layer);
+  auto& slot = layered_specs_[key];
+  if (!slot) {
+    slot = std::make_unique<FindingSpec>(rule.spec);
+    slot->id = key;
+    slot->layer = *layer;
+  }
+  return slot.get();
+}
+
+void Analyzer::addEvent(Event e, const Event& base) {
+  e.file_index = base.file_index;
+  e.order = base.order;
+  e.has_time = base.has_time;
+  e.time = base.time;
+  if (e.rank < 0) e.rank = base.rank;
+  if (e.host.empty()) e.host = base.host;
+  for (auto& ev : e.evidence) {
+    if (ev.file.empty()) ev.file = file_ ? file_->name : std::string();
+    ev.text = reports::sanitizeText(ev.text, kMaxEvidenceBytes);
+  }
+  acc_.add(e, file_ ? file_->name : std::string());
+}
+
+void Analyzer::addRuleMatch(const RuleMatch& m, const Event& base) {
+  const Rule& rule = *m.rule;
+  Event e;
+  e.spec = rule.layer_group ? specForLayer(rule, m.groups[rule.layer_group]) : &rule.spec;
+  e.verdict = expandTemplate(rule.spec.verdict, m);
+  if (rule.peer_group) e.peer = reports::sanitizeText(m.groups[rule.peer_group], kMaxCaptureBytes);
+  if (rule.rank_group) e.rank = toRank(m.groups[rule.rank_group]);
+  if (rule.host_group) e.host = reports::sanitizeText(m.groups[rule.host_group], kMaxCaptureBytes);
+  e.evidence = base.evidence;
+  addEvent(std::move(e), base);
+}
+
+void Analyzer::dispatchTriggers(const std::vector<int>& triggers, std::string_view body,
+                                long line_number, int rank, std::vector<Event>& derived) {
+  bool p2p_fed = false;
+  bool ib_fed = false;
+  for (int t : triggers) {
+    if ((t == kSeqNum || t == kNcclWork)) {
+      progress_.parseWatchdogLine(body, rank, {file_->name, line_number, std::string(body.substr(0, kMaxEvidenceBytes))});
+    } else if ((t == kCaName || t == kState || t == kHcaId || t == kPort) && !ib_fed) {
+      file_->ib.feed(body, line_number, derived);
+      ib_fed = true;
+    } else if ((t == kBandwidth || t == kAccessPeer) && !p2p_fed) {
+      file_->p2p.feed(body, line_number, derived);
+      p2p_fed = true;
+    }
+  }
+  if (!p2p_fed && file_->p2p.active()) file_->p2p.feed(body, line_number, derived);
+}
+
+void Analyzer::feedLine(std::string_view raw, long line_number) {
+  if (!file_) beginFile("<input>");
+  ++lines_;
+  if (line_number == 1 && !raw.empty() && raw.find_first_not_of(" \t") != std::string_view::npos &&
+      raw[raw.find_first_not_of(" \t")] == '{') {
+    file_->json_candidate = true;
+  }
+  if (file_->json_candidate) {
+    if (file_->json_text.size() + raw.size() + 1 > kMaxJsonDocumentBytes) {
+      file_->json_candidate = false;
+      std::string().swap(file_->json_text);
+    } else {
+      file_->json_text.append(raw).push_back('\n');
+    }
+  }
+  const LineContext ctx = parseLinePrefix(raw);
+  const int rank = ctx.rank >= 0 ? ctx.rank : file_->default_rank;
+  // A line's host: its own header, else the host its rank was seen on, else (for files that
+  // hold one process's output) the file's last NCCL header.
+  std::string host(ctx.host.substr(0, kMaxCaptureBytes));
+  if (!host.empty()) {
+    file_->host = host;
+    acc_.learnHost(rank, host);
+  } else if (ctx.rank >= 0) {
+    host = acc_.hostOf(rank);
+  } else {
+    host = file_->host;
+  }
+  matches_.clear();
+  triggers_.clear();
+  matcher_.scan(ctx.body, matches_, triggers_);
+  if (matches_.empty() && triggers_.empty() && !file_->p2p.active()) return;
+  Event base;
+  base.rank = rank;
+  base.host = host;
+  base.has_time = ctx.has_time;
+  base.time = ctx.time;
+  base.file_index = file_->index;
+  base.order = (static_cast<uint64_t>(file_->index) << 40) | static_cast<uint64_t>(line_number);
+  std::vector<Event> derived;
+  dispatchTriggers(triggers_, ctx.body, line_number, rank, derived);
+  for (auto& e : derived) addEvent(std::move(e), base);
+  if (matches_.empty()) return;
+  base.evidence.push_back({file_->name, line_number, std::string(ctx.body.substr(0, 4 * kMaxEvidenceBytes))});
+  for (const auto& m : matches_) addRuleMatch(m, base);
+}
+
+core::Status Analyzer::analyzeFile(const std::string& path) {
+  CCSCOPE_ASSIGN_OR_RETURN(auto reader, LineReader::open(path));
+  beginFile(path);
+  std::string_view line;
+  bool long_line_noted = false;
+  while (reader->next(line)) {
+    if (reader->truncatedLine() && !long_line_noted) {
+      note(fmt::format("{}:{}: line longer than {} bytes, analysed its start only", file_->name,
+                       reader->lineNumber(), kMaxLineBytes));
+      long_line_noted = true;
+    }
+    feedLine(line, reader->lineNumber());
+  }
+  if (!reader->note().empty()) note(file_->name + ": " + reader->note());
+  endFile();
+  return core::Status::ok();
+}
+
+reports::Diagnosis Analyzer::finish() {
+  if (file_) endFile();
+  Event base;
+  for (auto& e : progress_.conclude()) addEvent(std::move(e), base);
+  return reason(acc_, files_, lines_);
+}
+
+core::Result<AnalyzeResult> analyzeInputs(const std::vector<std::string>& inputs,
+                                          const std::vector<std::string>& rule_dirs) {
+  CCSCOPE_ASSIGN_OR_RETURN(auto analyzer, Analyzer::create(rule_dirs));
+  for (const auto& path : inputs) CCSCOPE_RETURN_IF_ERROR(analyzer->analyzeFile(path));
+  AnalyzeResult result;
+  result.diagnosis = analyzer->finish();
+  result.notes = analyzer->notes();
+  return result;
+}
+
+}  // namespace ccscope::diagnostics

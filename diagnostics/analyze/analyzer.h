@@ -1,0 +1,79 @@
+// Analyzer: the offline log analysis behind `ccscope analyze`. Feed it the lines of every input
+// (or let analyzeInputs read files, directories, globs, stdin, gzip); it strips launcher
+// prefixes, runs the rule set and the structured parsers, aggregates the findings with bounded
+// memory, and finish() applies the cross-rank reasoning to produce a Diagnosis.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "diagnostics/analyze/block_parsers.h"
+#include "diagnostics/analyze/finding_accumulator.h"
+#include "diagnostics/analyze/progress_tracker.h"
+#include "diagnostics/analyze/rule_matcher.h"
+#include "reports/diagnosis.h"
+
+namespace ccscope::diagnostics {
+
+class Analyzer {
+ public:
+  explicit Analyzer(std::vector<Rule> rules);
+  // Default rules plus the operator's rule directories.
+  static core::Result<std::unique_ptr<Analyzer>> create(const std::vector<std::string>& rule_dirs);
+
+  // Reads one input ("-" is stdin); a read failure is a Status, a truncated stream a note.
+  core::Status analyzeFile(const std::string& path);
+
+  // Line-level interface (also what analyzeFile uses).
+  void beginFile(const std::string& name);
+  void feedLine(std::string_view raw, long line_number);
+  void endFile();
+
+  reports::Diagnosis finish();
+
+  const RuleMatcher& matcher() const { return matcher_; }
+  const std::vector<std::string>& notes() const { return notes_; }
+
+ private:
+  struct FileState {
+    std::string name;
+    int index = -1;
+    int default_rank = -1;
+    std::string host;
+    IbPortParser ib;
+    P2pMatrixParser p2p;
+    bool json_candidate = false;
+    std::string json_text;
+  };
+  void dispatchTriggers(const std::vector<int>& triggers, std::string_view body, long line_number,
+                        int rank, std::vector<Event>& derived);
+  void addRuleMatch(const RuleMatch& m, const Event& base);
+  void addEvent(Event e, const Event& base);
+  const FindingSpec* specForLayer(const Rule& rule, std::string_view layer_name);
+  void note(std::string text);
+
+  RuleMatcher matcher_;
+  FindingAccumulator acc_;
+  ProgressTracker progress_;
+  std::unique_ptr<FileState> file_;
+  std::map<std::string, std::unique_ptr<FindingSpec>> layered_specs_;
+  std::vector<std::string> notes_;
+  std::vector<RuleMatch> matches_;
+  std::vector<int> triggers_;
+  long files_ = 0;
+  long lines_ = 0;
+};
+
+// Reads every input (already expanded by expandInputs) with the given extra rule directories.
+struct AnalyzeResult {
+  reports::Diagnosis diagnosis;
+  std::vector<std::string> notes;  // inputs that ended early, skipped parts
+};
+core::Result<AnalyzeResult> analyzeInputs(const std::vector<std::string>& inputs,
+                                          const std::vector<std::string>& rule_dirs);
+
+}  // namespace ccscope::diagnostics

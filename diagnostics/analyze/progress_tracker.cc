@@ -1,0 +1,184 @@
+#include "diagnostics/analyze/progress_tracker.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+namespace ccscope::diagnostics {
+namespace {
+
+constexpr size_t kMaxTrackedRanks = 1 << 17;
+constexpr size_t kMaxTrackedOps = 1 << 16;
+constexpr size_t kMaxListed = 16;
+
+// The number after `key` in s, or -1.
+long numberAfter(std::string_view s, std::string_view key) {
+  const size_t at = s.find(key);
+  if (at == std::string_view::npos) return -1;
+  size_t i = at + key.size();
+  while (i < s.size() && s[i] == ' ') ++i;
+  long v = 0;
+  size_t n = 0;
+  while (i < s.size() && n < 12 && std::isdigit(static_cast<unsigned char>(s[i]))) {
+    v = v * 10 + (s[i++] - '0');
+    ++n;
+  }
+  return n ? v : -1;
+}
+
+std::string wordAfter(std::string_view s, std::string_view key) {
+  const size_t at = s.find(key);
+  if (at == std::string_view::npos) return {};
+  size_t i = at + key.size();
+  size_t j = i;
+  while (j < s.size() && j - i < 32 && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_')) ++j;
+  return std::string(s.substr(i, j - i));
+}
+
+// "... Rank 3]" as PyTorch writes it in its log prefixes.
+int rankInBrackets(std::string_view s) {
+  for (size_t at = s.find("Rank "); at != std::string_view::npos; at = s.find("Rank ", at + 1)) {
+    long v = numberAfter(s.substr(at), "Rank ");
+    size_t end = at + 5;
+    while (end < s.size() && std::isdigit(static_cast<unsigned char>(s[end]))) ++end;
+    if (v >= 0 && end < s.size() && s[end] == ']') return static_cast<int>(v);
+  }
+  return -1;
+}
+
+std::string listRanks(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size() && i < kMaxListed; ++i) {
+    out += (i ? ", " : "") + std::to_string(ranks[i]);
+  }
+  if (ranks.size() > kMaxListed) out += fmt::format(" and {} more", ranks.size() - kMaxListed);
+  return out;
+}
+
+}  // namespace
+
+const FindingSpec& rankBehindSpec() {
+  static const FindingSpec spec{
+      "application.rank-behind", core::Layer::kApplication, reports::FindingKind::kRoot, 45,
+      "rank(s) behind the others never issued the collective the others wait in",
+      "Look at what the rank(s) behind were doing instead (stack dump with py-spy dump, a "
+      "rank-only code path such as `if rank == 0:` around a collective, data loading, a "
+      "checkpoint); if they were stuck inside CUDA, check their GPU."};
+  return spec;
+}
+
+const FindingSpec& opMismatchSpec() {
+  static const FindingSpec spec{
+      "application.collective-mismatch", core::Layer::kApplication, reports::FindingKind::kRoot,
+      80, "ranks issued different collectives at the same sequence number",
+      "Make every rank call the same collectives in the same order (look for rank-dependent "
+      "branches, different metric keys, or uneven data); TORCH_DISTRIBUTED_DEBUG=DETAIL checks "
+      "it at each call."};
+  return spec;
+}
+
+RankProgress* ProgressTracker::slot(int rank) {
+  if (rank < 0) return nullptr;
+  if (ranks_.size() >= kMaxTrackedRanks && !ranks_.count(rank)) return nullptr;
+  return &ranks_[rank];
+}
+
+bool ProgressTracker::parseWatchdogLine(std::string_view body, int rank,
+                                        const reports::Evidence& where) {
+  const long seq = numberAfter(body, "SeqNum=");
+  const long enq = numberAfter(body, "last enqueued NCCL work:");
+  const long done = numberAfter(body, "last completed NCCL work:");
+  if (seq < 0 && enq < 0 && done < 0) return false;
+  if (rank < 0) rank = rankInBrackets(body);
+  RankProgress* p = slot(rank);
+  if (p == nullptr) return false;
+  if (seq >= 0 && (body.find("timeout") != std::string_view::npos ||
+                   body.find("timed out") != std::string_view::npos)) {
+    if (p->timed_out_seq < 0 || seq < p->timed_out_seq) p->timed_out_seq = seq;
+    p->op = wordAfter(body, "OpType=");
+  }
+  if (enq >= 0) p->last_enqueued = std::max(p->last_enqueued, enq);
+  if (done >= 0) p->last_completed = std::max(p->last_completed, done);
+  if (p->evidence.text.empty() || enq >= 0) p->evidence = where;
+  return true;
+}
+
+void ProgressTracker::recordEnqueued(int rank, long last_enqueued, long last_completed,
+                                     const reports::Evidence& where) {
+  RankProgress* p = slot(rank);
+  if (p == nullptr) return;
+  p->last_enqueued = std::max(p->last_enqueued, last_enqueued);
+  p->last_completed = std::max(p->last_completed, last_completed);
+  if (p->evidence.text.empty()) p->evidence = where;
+}
+
+void ProgressTracker::recordOp(int rank, const std::string& pg, long seq, const std::string& op,
+                               const reports::Evidence& where) {
+  if (rank < 0 || seq < 0 || op.empty()) return;
+  OpKey key{pg, seq};
+  if (ops_.size() >= kMaxTrackedOps && !ops_.count(key)) return;
+  auto& ranks = ops_[key][op];
+  if (ranks.size() < kMaxTrackedRanks) ranks.push_back(rank);
+  op_evidence_.try_emplace(key, where);
+}
+
+// Ranks strictly below the maximum of `value` form the minority that is behind.
+static std::vector<Event> behindBy(const std::map<int, RankProgress>& ranks,
+                                     long RankProgress::*value, const char* what) {
+  std::vector<std::pair<long, int>> seen;
+  for (const auto& [rank, p] : ranks) {
+    if (p.*value >= 0) seen.emplace_back(p.*value, rank);
+  }
+  if (seen.size() < 2) return {};
+  const long lo = std::min_element(seen.begin(), seen.end())->first;
+  const long hi = std::max_element(seen.begin(), seen.end())->first;
+  if (lo == hi) return {};
+  std::vector<int> behind;
+  for (const auto& [v, rank] : seen) {
+    if (v == lo) behind.push_back(rank);
+  }
+  if (behind.size() * 2 > seen.size()) return {};  // not a minority: no single laggard
+  Event e;
+  e.spec = &rankBehindSpec();
+  e.verdict = fmt::format("rank(s) {} {} collective #{} while the other {} rank(s) reached #{}: "
+                          "the rank(s) behind never issued the collective the others wait in",
+                          listRanks(behind), what, lo, seen.size() - behind.size(), hi);
+  std::vector<Event> out;
+  for (int r : behind) {
+    Event one = e;
+    one.rank = r;
+    const auto& p = ranks.at(r);
+    if (out.size() < 3 && !p.evidence.text.empty()) one.evidence.push_back(p.evidence);
+    out.push_back(std::move(one));
+  }
+  return out;
+}
+
+std::optional<Event> ProgressTracker::opMismatch() const {
+  for (const auto& [key, by_op] : ops_) {
+    if (by_op.size() < 2) continue;
+    std::string detail;
+    for (const auto& [op, ranks] : by_op) {
+      detail += fmt::format("{}{} on rank(s) {}", detail.empty() ? "" : "; ", op, listRanks(ranks));
+    }
+    Event e;
+    e.spec = &opMismatchSpec();
+    e.verdict = fmt::format("collective #{} of process group {} differs across ranks: {}",
+                            key.seq, key.pg, detail);
+    e.evidence.push_back(op_evidence_.at(key));
+    return e;
+  }
+  return std::nullopt;
+}
+
+std::vector<Event> ProgressTracker::conclude() const {
+  std::vector<Event> out;
+  if (auto e = opMismatch()) out.push_back(std::move(*e));
+  auto behind = behindBy(ranks_, &RankProgress::last_enqueued, "last enqueued");
+  if (behind.empty()) behind = behindBy(ranks_, &RankProgress::timed_out_seq, "timed out in");
+  out.insert(out.end(), behind.begin(), behind.end());
+  return out;
+}
+
+}  // namespace ccscope::diagnostics

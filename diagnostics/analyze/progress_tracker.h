@@ -1,0 +1,59 @@
+// ProgressTracker: per-rank collective progress as the logs report it (PyTorch watchdog
+// "WorkNCCL(SeqNum=..)" and "last enqueued/completed NCCL work", Flight Recorder pg_status and
+// entries). Compared across ranks it names the rank that is behind: the one whose last enqueued
+// collective is lowest never called the collective the others wait in. It also spots
+// collectives whose type differs across ranks at the same sequence number.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diagnostics/analyze/event.h"
+
+namespace ccscope::diagnostics {
+
+struct RankProgress {
+  long last_enqueued = -1;
+  long last_completed = -1;
+  long timed_out_seq = -1;
+  std::string op;  // OpType of the collective that timed out
+  reports::Evidence evidence;
+};
+
+class ProgressTracker {
+ public:
+  // Parses one watchdog line (any line; cheap when it is not one). rank may be -1: then the
+  // line's own "Rank N]" is used. Returns true when the line carried progress.
+  bool parseWatchdogLine(std::string_view body, int rank, const reports::Evidence& where);
+  void recordEnqueued(int rank, long last_enqueued, long last_completed,
+                      const reports::Evidence& where);
+  // One Flight Recorder entry: collective `seq` of process group `pg` was `op` on `rank`.
+  void recordOp(int rank, const std::string& pg, long seq, const std::string& op,
+                const reports::Evidence& where);
+
+  // Cross-rank conclusions, as events for the accumulator.
+  std::vector<Event> conclude() const;
+  const std::map<int, RankProgress>& ranks() const { return ranks_; }
+
+ private:
+  std::optional<Event> opMismatch() const;
+  RankProgress* slot(int rank);
+
+  std::map<int, RankProgress> ranks_;
+  struct OpKey {
+    std::string pg;
+    long seq;
+    bool operator<(const OpKey& o) const { return pg != o.pg ? pg < o.pg : seq < o.seq; }
+  };
+  std::map<OpKey, std::map<std::string, std::vector<int>>> ops_;  // key -> op -> ranks
+  std::map<OpKey, reports::Evidence> op_evidence_;
+};
+
+// Specs of the findings this tracker derives (also listed in docs/diagnosis.md).
+const FindingSpec& rankBehindSpec();
+const FindingSpec& opMismatchSpec();
+
+}  // namespace ccscope::diagnostics

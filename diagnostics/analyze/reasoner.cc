@@ -1,0 +1,193 @@
+#include "diagnostics/analyze/reasoner.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace ccscope::diagnostics {
+namespace {
+
+constexpr size_t kMaxCulpritRanks = 64;
+constexpr size_t kMaxCulpritHosts = 16;
+constexpr size_t kMaxLinks = 8;
+constexpr size_t kMaxExtraEvidence = 4;
+constexpr int kHighConfidence = 70;
+constexpr int kMediumConfidence = 40;
+
+struct Candidate {
+  const FindingAggregate* agg;
+  reports::Finding finding;
+};
+
+int kindOrder(reports::FindingKind k) {
+  switch (k) {
+    case reports::FindingKind::kRoot: return 0;
+    case reports::FindingKind::kSymptom: return 1;
+    case reports::FindingKind::kContext: return 2;
+  }
+  return 3;
+}
+
+bool earlier(const FindingAggregate& a, const FindingAggregate& b) {
+  return happenedBefore(a.has_time, a.first_time, a.first_order, b.has_time, b.first_time,
+                        b.first_order);
+}
+
+void addPeerCulprits(const FindingAggregate& a, reports::Culprit& c) {
+  std::vector<std::pair<size_t, std::string>> by_votes;
+  for (const auto& [peer, reporters] : a.peers) by_votes.emplace_back(reporters.size(), peer);
+  std::sort(by_votes.begin(), by_votes.end(), [](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first > y.first : x.second < y.second;
+  });
+  for (const auto& [votes, peer] : by_votes) {
+    for (const auto& reporter : a.peers.at(peer)) {
+      if (c.links.size() >= kMaxLinks) break;
+      c.links.push_back(reporter + " -> " + peer);
+    }
+  }
+  // A peer blamed by several reporters is the common factor: it is the culprit.
+  if (!by_votes.empty() && by_votes.front().first >= 2 &&
+      (by_votes.size() == 1 || by_votes[0].first > by_votes[1].first)) {
+    c.hosts.insert(c.hosts.begin(), by_votes.front().second);
+  }
+}
+
+reports::Finding toFinding(const FindingAggregate& a, const FindingAccumulator& acc) {
+  reports::Finding f;
+  f.id = a.spec->id;
+  f.layer = a.spec->layer;
+  f.kind = a.spec->kind;
+  f.score = a.spec->weight;
+  f.count = a.count;
+  f.verdict = a.verdict;
+  f.next_step = a.spec->next_step;
+  f.culprit = culpritOf(a, acc);
+  f.evidence = a.evidence;
+  return f;
+}
+
+bool rankBefore(const Candidate& x, const Candidate& y) {
+  const int kx = kindOrder(x.finding.kind), ky = kindOrder(y.finding.kind);
+  if (kx != ky) return kx < ky;
+  if (x.finding.score != y.finding.score) return x.finding.score > y.finding.score;
+  if (earlier(*x.agg, *y.agg)) return true;
+  if (earlier(*y.agg, *x.agg)) return false;
+  return x.finding.id < y.finding.id;
+}
+
+// Among findings of the top kind whose score is within the window, the earliest one wins.
+size_t pickTop(const std::vector<Candidate>& ranked) {
+  size_t best = 0;
+  for (size_t i = 1; i < ranked.size(); ++i) {
+    if (ranked[i].finding.kind != ranked[0].finding.kind ||
+        ranked[i].finding.score < ranked[0].finding.score - kEarlierWindow) {
+      break;
+    }
+    if (earlier(*ranked[i].agg, *ranked[best].agg)) best = i;
+  }
+  return best;
+}
+
+std::string confidenceOf(const reports::Finding& f) {
+  if (f.kind != reports::FindingKind::kRoot) return "low";
+  if (f.score >= kHighConfidence) return "high";
+  return f.score >= kMediumConfidence ? "medium" : "low";
+}
+
+std::string describeCulprit(const reports::Culprit& c) {
+  std::string out;
+  if (c.hosts.size() == 1) out += " on host " + c.hosts.front();
+  if (!c.links.empty() && c.links.size() <= 2) out += " (link " + c.links.front() + ")";
+  return out;
+}
+
+// What was seen when nothing is conclusive.
+std::string seenSummary(const std::vector<Candidate>& ranked, long files, long lines) {
+  std::string out = fmt::format("nothing conclusive in {} file(s), {} line(s)", files, lines);
+  if (ranked.empty()) return out + ": no known failure signature matched";
+  out += "; seen:";
+  for (size_t i = 0; i < ranked.size() && i < 5; ++i) {
+    out += fmt::format(" [{}] {} (x{});", core::layerName(ranked[i].finding.layer),
+                       ranked[i].finding.verdict, ranked[i].finding.count);
+  }
+  return out;
+}
+
+void addSupportingEvidence(const std::vector<Candidate>& ranked, size_t top,
+                           reports::Diagnosis& d) {
+  size_t added = 0;
+  for (size_t i = 0; i < ranked.size() && added < kMaxExtraEvidence; ++i) {
+    const auto& f = ranked[i].finding;
+    if (i == top || f.layer != d.layer || f.evidence.empty()) continue;
+    const auto& ev = f.evidence.front();
+    const bool dup = std::any_of(d.evidence.begin(), d.evidence.end(), [&](const auto& x) {
+      return x.file == ev.file && x.line == ev.line;
+    });
+    if (dup) continue;
+    d.evidence.push_back(ev);
+    ++added;
+  }
+}
+
+}  // namespace
+
+reports::Culprit culpritOf(const FindingAggregate& a, const FindingAccumulator& acc) {
+  reports::Culprit c;
+  std::vector<std::string> rank_hosts;
+  for (const auto& [rank, host] : a.ranks) {
+    if (c.ranks.size() < kMaxCulpritRanks) c.ranks.push_back(rank);
+    const std::string h = host.empty() ? acc.hostOf(rank) : host;
+    if (!h.empty() && std::find(rank_hosts.begin(), rank_hosts.end(), h) == rank_hosts.end()) {
+      rank_hosts.push_back(h);
+    }
+  }
+  for (const auto& h : a.hosts) {
+    if (std::find(rank_hosts.begin(), rank_hosts.end(), h) == rank_hosts.end()) {
+      rank_hosts.push_back(h);
+    }
+  }
+  if (rank_hosts.size() <= kMaxCulpritHosts) c.hosts = rank_hosts;
+  addPeerCulprits(a, c);
+  return c;
+}
+
+reports::Diagnosis reason(const FindingAccumulator& acc, long files, long lines) {
+  std::vector<Candidate> ranked;
+  for (const auto& [id, a] : acc.aggregates()) ranked.push_back({&a, toFinding(a, acc)});
+  std::sort(ranked.begin(), ranked.end(), rankBefore);
+  reports::Diagnosis d;
+  d.files = files;
+  d.lines = lines;
+  const bool has_root = !ranked.empty() && ranked[0].finding.kind == reports::FindingKind::kRoot &&
+                        ranked[0].finding.score >= kMinRootScore;
+  const bool has_symptom = !ranked.empty() && ranked[0].finding.kind != reports::FindingKind::kContext;
+  if (has_root || has_symptom) {
+    const size_t top = pickTop(ranked);
+    if (top != 0) std::rotate(ranked.begin(), ranked.begin() + static_cast<long>(top),
+                              ranked.begin() + static_cast<long>(top) + 1);
+    const auto& f = ranked[0].finding;
+    d.conclusive = true;
+    d.layer = f.layer;
+    d.culprit = f.culprit;
+    d.evidence = f.evidence;
+    d.next_step = f.next_step;
+    d.confidence = confidenceOf(f);
+    d.verdict = f.verdict + describeCulprit(f.culprit);
+    if (!has_root) {
+      d.verdict += "; no lower-layer error (network, RDMA, GPU, NCCL) appears in the logs, so the "
+                   "ranks most likely fell out of step: one rank did not reach the collective";
+    }
+    addSupportingEvidence(ranked, 0, d);
+  } else {
+    d.verdict = seenSummary(ranked, files, lines);
+    d.next_step = "Collect logs from all ranks with NCCL_DEBUG=INFO (and TORCH_NCCL_DUMP_ON_TIMEOUT=1 "
+                  "for Flight Recorder dumps), plus dmesg from every host, and run again.";
+    d.confidence = "none";
+  }
+  for (size_t i = 0; i < ranked.size() && i < kMaxListedFindings; ++i) {
+    d.findings.push_back(std::move(ranked[i].finding));
+  }
+  return d;
+}
+
+}  // namespace ccscope::diagnostics

@@ -1,0 +1,42 @@
+// Rule: one log signature kept as data (diagnostics/rules/*.toml): keywords that gate it, a
+// regular expression, the layer it points to, whether it is a root cause, a symptom or context,
+// how specific it is (weight), a verdict and a next step. Capture groups can name the peer,
+// rank, host or layer the line talks about; "{1}" in a verdict is replaced by group 1.
+#pragma once
+
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "reports/diagnosis.h"
+
+namespace ccscope::diagnostics {
+
+// What a finding is, independent of where it was seen: shared by rule matches and by the
+// findings the structured parsers and the cross-rank reasoning derive.
+struct FindingSpec {
+  std::string id;
+  core::Layer layer = core::Layer::kNone;
+  reports::FindingKind kind = reports::FindingKind::kContext;
+  int weight = 0;  // 0..100: how specific the signature is to one cause
+  std::string verdict;
+  std::string next_step;
+};
+
+struct Rule {
+  FindingSpec spec;
+  std::vector<std::string> keywords;  // at least one must occur (case-insensitive)
+  std::string pattern;
+  std::shared_ptr<const std::regex> regex;
+  int peer_group = 0;   // 0: none
+  int rank_group = 0;
+  int host_group = 0;
+  int layer_group = 0;  // group holding a layer name (ccscope's own status lines)
+  std::vector<std::string> examples;    // lines the rule must match
+  std::vector<std::string> near_misses; // lines it must not match
+  std::string source;                   // file the rule came from
+};
+
+}  // namespace ccscope::diagnostics

@@ -1,0 +1,14 @@
+// The human-readable report of `ccscope analyze`: layer, verdict, culprits, evidence as
+// file:line, next step, then the other findings ranked.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "reports/diagnosis.h"
+
+namespace ccscope::diagnostics {
+
+std::string renderText(const reports::Diagnosis& d, const std::vector<std::string>& notes);
+
+}  // namespace ccscope::diagnostics

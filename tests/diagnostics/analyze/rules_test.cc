@@ -1,0 +1,116 @@
+// Every rule carries lines it must match and near-misses it must not; this test holds each
+// rule of the default set (and of any operator file) to its own examples.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "diagnostics/analyze/line_prefix.h"
+#include "diagnostics/analyze/rule_loader.h"
+#include "diagnostics/analyze/rule_matcher.h"
+
+namespace ccscope::diagnostics {
+namespace {
+
+class RulesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto rules = loadDefaultRules();
+    ASSERT_TRUE(rules.isOk()) << rules.status().toString();
+    matcher_ = std::make_unique<RuleMatcher>(std::move(*rules), std::vector<std::string>{});
+  }
+  std::unique_ptr<RuleMatcher> matcher_;
+};
+
+TEST_F(RulesTest, DefaultSetIsNotEmptyAndCoversEveryLayer) {
+  std::set<core::Layer> layers;
+  for (const auto& r : matcher_->rules()) layers.insert(r.spec.layer);
+  EXPECT_GE(matcher_->rules().size(), 50u);
+  for (auto l : {core::Layer::kBootstrap, core::Layer::kHostNetwork, core::Layer::kRdma,
+                 core::Layer::kGpu, core::Layer::kLibrary, core::Layer::kApplication}) {
+    EXPECT_TRUE(layers.count(l)) << core::layerName(l);
+  }
+}
+
+TEST_F(RulesTest, EveryRuleMatchesItsExamplesAndNotItsNearMisses) {
+  const auto& rules = matcher_->rules();
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const Rule& r = rules[i];
+    SCOPED_TRACE(r.spec.id);
+    ASSERT_FALSE(r.examples.empty()) << "rule has no example";
+    ASSERT_FALSE(r.near_misses.empty()) << "rule has no near_miss";
+    for (const auto& ex : r.examples) {
+      EXPECT_TRUE(matcher_->ruleMatches(i, parseLinePrefix(ex).body)) << "example: " << ex;
+    }
+    for (const auto& nm : r.near_misses) {
+      EXPECT_FALSE(matcher_->ruleMatches(i, parseLinePrefix(nm).body)) << "near miss: " << nm;
+    }
+  }
+}
+
+TEST_F(RulesTest, ScanFindsTheSameRulesAsOneByOneMatching) {
+  const auto& rules = matcher_->rules();
+  for (size_t i = 0; i < rules.size(); ++i) {
+    for (const auto& ex : rules[i].examples) {
+      std::vector<RuleMatch> matches;
+      std::vector<int> triggers;
+      matcher_->scan(parseLinePrefix(ex).body, matches, triggers);
+      bool found = false;
+      for (const auto& m : matches) found = found || m.rule == &rules[i];
+      EXPECT_TRUE(found) << rules[i].spec.id << ": " << ex;
+    }
+  }
+}
+
+TEST(RuleLoaderTest, OperatorRulesAddAndOverride) {
+  const auto dir = std::filesystem::temp_directory_path() / "ccscope_rules_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "site.toml") << R"([[rule]]
+id = "site.fabric-manager"
+layer = "gpu"
+kind = "root"
+weight = 70
+keywords = ["fabricmanager"]
+regex = 'fabricmanager[^\n]*failed'
+verdict = "fabric manager failed"
+next_step = "restart nvidia-fabricmanager"
+example = "nvidia-fabricmanager: fabricmanager start failed"
+near_miss = "fabricmanager started"
+
+[[rule]]
+id = "library.nccl-version"
+layer = "library"
+kind = "context"
+weight = 1
+keywords = ["NCCL version"]
+regex = 'NCCL version (\S+)'
+verdict = "NCCL {1}"
+)";
+  auto rules = loadRules({dir.string()});
+  ASSERT_TRUE(rules.isOk()) << rules.status().toString();
+  auto defaults = loadDefaultRules();
+  ASSERT_TRUE(defaults.isOk());
+  EXPECT_EQ(rules->size(), defaults->size() + 1);
+  bool overridden = false;
+  for (const auto& r : *rules) {
+    if (r.spec.id == "library.nccl-version") overridden = r.spec.weight == 1;
+  }
+  EXPECT_TRUE(overridden);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RuleLoaderTest, BadRulesAreReportedWithTheirSource) {
+  auto no_keywords = parseRules("[[rule]]\nid='x'\nlayer='gpu'\nregex='a'\n", "bad.toml");
+  ASSERT_FALSE(no_keywords.isOk());
+  EXPECT_NE(no_keywords.status().message().find("bad.toml"), std::string::npos);
+  auto bad_regex = parseRules("[[rule]]\nid='x'\nlayer='gpu'\nkeywords=['a']\nregex='(a'\n", "b");
+  EXPECT_FALSE(bad_regex.isOk());
+  auto bad_layer = parseRules("[[rule]]\nid='x'\nlayer='disk'\nkeywords=['a']\nregex='a'\n", "b");
+  EXPECT_FALSE(bad_layer.isOk());
+  auto bad_toml = parseRules("[[rule]\nid=", "b");
+  EXPECT_FALSE(bad_toml.isOk());
+  EXPECT_FALSE(loadRules({"/nonexistent/ccscope/rules"}).isOk());
+}
+
+}  // namespace
+}  // namespace ccscope::diagnostics

@@ -1,0 +1,37 @@
+// Helpers for the analyzer tests: run the analyzer over in-memory "files".
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "diagnostics/analyze/analyzer.h"
+#include "diagnostics/analyze/rule_loader.h"
+
+namespace ccscope::diagnostics::testing {
+
+using Files = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
+inline reports::Diagnosis analyzeMemory(const Files& files) {
+  auto rules = loadDefaultRules();
+  EXPECT_TRUE(rules.isOk()) << rules.status().toString();
+  Analyzer analyzer(std::move(*rules));
+  for (const auto& [name, lines] : files) {
+    analyzer.beginFile(name);
+    long n = 0;
+    for (const auto& l : lines) analyzer.feedLine(l, ++n);
+    analyzer.endFile();
+  }
+  return analyzer.finish();
+}
+
+inline bool hasHost(const reports::Diagnosis& d, const std::string& host) {
+  for (const auto& h : d.culprit.hosts) {
+    if (h == host) return true;
+  }
+  return false;
+}
+
+}  // namespace ccscope::diagnostics::testing
