@@ -1,0 +1,49 @@
+// memcpy bandwidth probe: the ceiling a single-copy shared-memory transport works against.
+// Prints JSON Lines ({"type":"result","collective":"memcpy","bytes":..,"busbw_gbps":..}) so
+// bench/compare_summary.py reads it like any other run. Usage: ccscope-memcpy-probe MIN MAX [ITERS]
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "core/deadline.h"
+#include "core/units.h"
+
+int main(int argc, char** argv) {
+  using namespace ccscope;
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s MIN MAX [ITERS]\n", argv[0]);
+    return 2;
+  }
+  auto lo = core::parseSize(argv[1]), hi = core::parseSize(argv[2]);
+  if (!lo || !hi || *lo == 0 || *lo > *hi) {
+    std::fprintf(stderr, "bad sizes\n");
+    return 2;
+  }
+  int iters = argc > 3 ? std::atoi(argv[3]) : 20;
+  size_t max = *hi;
+  auto alloc = [&] {
+    char* p = static_cast<char*>(mmap(nullptr, max, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    std::memset(p, 1, max);
+    return p;
+  };
+  char *src = alloc(), *dst = alloc();
+  for (uint64_t b = *lo; b <= max; b *= 2) {
+    std::vector<double> us;
+    for (int i = 0; i < iters; ++i) {
+      int64_t t0 = core::nowNs();
+      std::memcpy(dst, src, b);
+      us.push_back((core::nowNs() - t0) / 1e3);
+    }
+    std::sort(us.begin(), us.end());
+    double p50 = us[us.size() / 2];
+    std::printf("{\"type\":\"result\",\"collective\":\"memcpy\",\"algorithm\":\"memcpy\","
+                "\"transport\":\"memory\",\"ranks\":1,\"bytes\":%llu,\"in_place\":false,"
+                "\"time_us\":%.3f,\"algbw_gbps\":%.4f,\"busbw_gbps\":%.4f,\"wrong\":-1}\n",
+                static_cast<unsigned long long>(b), p50, b / (p50 * 1e3), b / (p50 * 1e3));
+  }
+  return 0;
+}
