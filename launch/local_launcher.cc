@@ -60,7 +60,10 @@ pid_t spawnRank(const std::vector<std::string>& argv, int rank, int np, const st
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  execv("/proc/self/exe", args.data());
+  // Exec the resolved path, not /proc/self/exe, so ps and pgrep show "ccscope", not "exe".
+  char self[4096] = {0};
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  execv(n > 0 ? self : "/proc/self/exe", args.data());
   std::fprintf(stderr, "ccscope: cannot start rank %d: %s\n", rank, std::strerror(errno));
   _exit(5);
 }

@@ -1,0 +1,396 @@
+#include "transports/tcp/tcp_transport.h"
+
+#include <fmt/format.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <vector>
+
+#include "transports/tcp/tcp_errors.h"
+#include "transports/tcp/tcp_mesh.h"
+#include "transports/tcp/tcp_wire.h"
+
+namespace ccscope::transports {
+
+using core::Code;
+using core::Layer;
+using core::Status;
+
+namespace {
+
+constexpr uint32_t kNil = UINT32_MAX;
+constexpr int kMaxBatchParts = 32;  // message parts gathered into one sendmsg
+constexpr int kMaxEvents = 64;
+constexpr size_t kHeaderBytes = sizeof(TcpFrameHeader);
+
+// FIFO of request slots linked through an index array owned by the transport: queuing a
+// message never allocates.
+struct SlotQueue {
+  uint32_t head = kNil;
+  uint32_t tail = kNil;
+  bool empty() const { return head == kNil; }
+};
+
+// One connection of a pair. Sends and receives each have a queue of request slots; only the
+// head of each is in flight, so FIFO order per socket is the matching order.
+struct Stream {
+  launch::Fd fd;
+  SlotQueue sendq, recvq;
+  size_t sent = 0;     // bytes of the head send part written, header included
+  size_t got = 0;      // bytes of the head receive part read, header included
+  TcpFrameHeader rx;   // header of the head receive part
+  uint32_t armed = 0;  // epoll interest registered now
+  bool registered = false;
+};
+
+class TcpTransport final : public Transport {
+ public:
+  explicit TcpTransport(const TransportOptions& opts) : opts_(opts) {}
+  ~TcpTransport() override { close(); }
+  const char* name() const override { return "tcp"; }
+  Capabilities caps() const override { return {}; }
+  Status connect(launch::Bootstrap& bootstrap, core::Deadline deadline) override;
+  core::Result<MemoryRegion> registerMemory(void* base, size_t len) override {
+    return MemoryRegion{static_cast<char*>(base), len, next_mr_id_++};
+  }
+  core::Result<Request> postSend(int peer, uint32_t tag, const MemoryRegion& mr, size_t offset,
+                                 size_t len) override {
+    return post(Dir::kSend, peer, tag, mr, offset, len);
+  }
+  core::Result<Request> postRecv(int peer, uint32_t tag, const MemoryRegion& mr, size_t offset,
+                                 size_t len) override {
+    return post(Dir::kRecv, peer, tag, mr, offset, len);
+  }
+  Status progress() override;
+  void close() override;
+
+ protected:
+  void blockFor(int64_t max_ns) override;
+
+ private:
+  Stream& stream(int peer, int s) { return streams_[peer * nstreams_ + s]; }
+  uint32_t& link(int s, uint32_t slot) { return next_[s * table_->capacity() + slot]; }
+  void push(SlotQueue& q, int s, uint32_t slot);
+  void pop(SlotQueue& q, int s);
+  core::Result<Request> post(Dir dir, int peer, uint32_t tag, const MemoryRegion& mr, size_t off,
+                             size_t len);
+  bool hasWork(int peer);
+  void progressPeer(int peer);
+  bool pumpSend(int peer, int s);  // each pump returns false once the peer has failed
+  void consumeSent(int peer, int s, size_t n);
+  bool pumpRecv(int peer, int s);
+  bool recvFailed(int peer, ssize_t n);
+  bool onHeader(int peer, int s, uint32_t slot);
+  void finishPart(uint32_t slot);
+  Status closedStatus(int peer, const char* call, int err);
+  void failPeer(int peer, const Status& st, const TcpFrameHeader* notify);
+  void rearm();
+
+  TransportOptions opts_;
+  int nstreams_ = 1;
+  bool connected_ = false;
+  uint32_t next_mr_id_ = 1;
+  launch::Fd epoll_;
+  std::vector<Stream> streams_;    // [peer * streams + stream]
+  std::vector<uint32_t> next_;     // [stream * capacity + slot]: links of the SlotQueues
+  std::vector<uint64_t> msg_len_;  // [slot]: length the sender announced for a receive
+  std::vector<int> active_;        // peers with queued work
+  std::vector<uint8_t> is_active_, dead_;
+  TcpFrameHeader tx_hdrs_[kMaxBatchParts];
+  epoll_event events_[kMaxEvents];
+};
+
+Status TcpTransport::connect(launch::Bootstrap& bootstrap, core::Deadline deadline) {
+  initTable(bootstrap.rank(), bootstrap.size());
+  setSpinPolicy(opts_.local_ranks);
+  nstreams_ = opts_.streams;
+  CCSCOPE_ASSIGN_OR_RETURN(std::vector<launch::Fd> fds, buildTcpMesh(bootstrap, opts_, deadline));
+  epoll_ = launch::Fd(epoll_create1(EPOLL_CLOEXEC));
+  if (!epoll_.valid()) return core::errnoStatus("epoll_create1", errno, Layer::kHostNetwork);
+  uint32_t cap = table_->capacity();
+  streams_ = std::vector<Stream>(fds.size());
+  next_.assign(static_cast<size_t>(nstreams_) * cap, kNil);
+  msg_len_.assign(cap, 0);
+  active_.reserve(size_);
+  is_active_.assign(size_, 0);
+  dead_.assign(size_, 0);
+  for (size_t i = 0; i < fds.size(); ++i) {
+    if (!fds[i].valid()) continue;
+    Stream& st = streams_[i];
+    st.fd = std::move(fds[i]);
+    epoll_event ev{};
+    ev.data.u32 = static_cast<uint32_t>(i);
+    if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, st.fd.get(), &ev) != 0)
+      return core::errnoStatus("epoll_ctl(ADD)", errno, Layer::kHostNetwork);
+    st.registered = true;
+  }
+  connected_ = true;
+  return Status::ok();
+}
+
+void TcpTransport::push(SlotQueue& q, int s, uint32_t slot) {
+  link(s, slot) = kNil;
+  if (q.tail == kNil)
+    q.head = slot;
+  else
+    link(s, q.tail) = slot;
+  q.tail = slot;
+}
+
+void TcpTransport::pop(SlotQueue& q, int s) {
+  q.head = link(s, q.head);
+  if (q.head == kNil) q.tail = kNil;
+}
+
+core::Result<Request> TcpTransport::post(Dir dir, int peer, uint32_t tag, const MemoryRegion& mr,
+                                         size_t off, size_t len) {
+  if (!connected_) return Status(Code::kInvalidArgument, "tcp transport used before connect()");
+  if (off > mr.len || len > mr.len - off)
+    return Status(
+        Code::kInvalidArgument,
+        fmt::format("{} B at offset {} overrun memory region {} of {} B", len, off, mr.id, mr.len));
+  CCSCOPE_ASSIGN_OR_RETURN(Request r, table_->open(dir, peer, tag, mr.base + off, len));
+  RequestRecord& rec = table_->slot(r.slot);
+  // A receive learns its part count from the stream-0 header; a send knows it now.
+  int parts = dir == Dir::kSend ? tcpPartsFor(len, nstreams_) : 1;
+  rec.parts_left = static_cast<uint32_t>(parts);
+  for (int s = 0; s < parts; ++s)
+    push(dir == Dir::kSend ? stream(peer, s).sendq : stream(peer, s).recvq, s, r.slot);
+  if (!is_active_[peer]) {
+    is_active_[peer] = 1;
+    active_.push_back(peer);  // capacity reserved for every peer: never allocates
+  }
+  // Start a send at once when nothing is ahead of it: saves a progress round for latency.
+  for (int s = 0; dir == Dir::kSend && s < parts && !dead_[peer]; ++s)
+    if (stream(peer, s).sendq.head == r.slot) pumpSend(peer, s);
+  return r;
+}
+
+bool TcpTransport::hasWork(int peer) {
+  for (int s = 0; s < nstreams_; ++s) {
+    const Stream& st = stream(peer, s);
+    if (!st.sendq.empty() || !st.recvq.empty()) return true;
+  }
+  return false;
+}
+
+Status TcpTransport::progress() {
+  for (size_t i = active_.size(); i-- > 0;) {
+    int peer = active_[i];
+    progressPeer(peer);
+    if (hasWork(peer)) continue;
+    is_active_[peer] = 0;
+    active_[i] = active_.back();
+    active_.pop_back();
+  }
+  return Status::ok();
+}
+
+void TcpTransport::progressPeer(int peer) {
+  // Stream 0 first: its headers hand the later parts of striped receives to the other streams.
+  for (int s = 0; s < nstreams_ && !dead_[peer]; ++s) {
+    if (!stream(peer, s).sendq.empty() && !pumpSend(peer, s)) return;
+    if (!stream(peer, s).recvq.empty() && !pumpRecv(peer, s)) return;
+  }
+}
+
+bool TcpTransport::pumpSend(int peer, int s) {
+  Stream& st = stream(peer, s);
+  while (!st.sendq.empty()) {
+    iovec iov[2 * kMaxBatchParts];
+    int niov = 0, nparts = 0;
+    size_t want = 0;
+    for (uint32_t slot = st.sendq.head; slot != kNil && nparts < kMaxBatchParts;
+         slot = link(s, slot)) {
+      const RequestRecord& rec = table_->slot(slot);
+      TcpPart part = tcpPartRange(rec.len, nstreams_, s);
+      TcpFrameHeader& h = tx_hdrs_[nparts];
+      h = {rec.tag, TcpFrameKind::kData, rec.len};
+      size_t skip = nparts++ == 0 ? st.sent : 0;  // only the head part can be half written
+      if (skip < kHeaderBytes)
+        iov[niov++] = {reinterpret_cast<char*>(&h) + skip, kHeaderBytes - skip};
+      size_t done = skip > kHeaderBytes ? skip - kHeaderBytes : 0;
+      if (part.len > done) iov[niov++] = {rec.buf + part.off + done, part.len - done};
+      want += kHeaderBytes + part.len - skip;
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(niov);
+    ssize_t n = ::sendmsg(st.fd.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+      failPeer(peer, closedStatus(peer, "sendmsg", errno), nullptr);
+      return false;
+    }
+    consumeSent(peer, s, static_cast<size_t>(n));
+    if (static_cast<size_t>(n) < want) return true;  // the socket buffer is full
+  }
+  return true;
+}
+
+void TcpTransport::consumeSent(int peer, int s, size_t n) {
+  Stream& st = stream(peer, s);
+  while (!st.sendq.empty()) {
+    uint32_t slot = st.sendq.head;
+    size_t total = kHeaderBytes + tcpPartRange(table_->slot(slot).len, nstreams_, s).len;
+    size_t take = std::min(n, total - st.sent);
+    size_t payload = std::max(st.sent + take, kHeaderBytes) - std::max(st.sent, kHeaderBytes);
+    if (payload > 0) table_->addBytes(slot, payload);
+    st.sent += take;
+    n -= take;
+    if (st.sent < total) return;
+    pop(st.sendq, s);
+    st.sent = 0;
+    finishPart(slot);
+  }
+}
+
+bool TcpTransport::pumpRecv(int peer, int s) {
+  Stream& st = stream(peer, s);
+  while (!st.recvq.empty()) {
+    uint32_t slot = st.recvq.head;
+    if (st.got < kHeaderBytes) {
+      ssize_t n = ::recv(st.fd.get(), reinterpret_cast<char*>(&st.rx) + st.got,
+                         kHeaderBytes - st.got, MSG_DONTWAIT);
+      if (n <= 0) return recvFailed(peer, n);
+      st.got += static_cast<size_t>(n);
+      if (st.got < kHeaderBytes) return true;
+      if (!onHeader(peer, s, slot)) return false;
+    }
+    TcpPart part = tcpPartRange(msg_len_[slot], nstreams_, s);
+    size_t done = st.got - kHeaderBytes;
+    if (done < part.len) {
+      ssize_t n = ::recv(st.fd.get(), table_->slot(slot).buf + part.off + done, part.len - done,
+                         MSG_DONTWAIT);
+      if (n <= 0) return recvFailed(peer, n);
+      st.got += static_cast<size_t>(n);
+      table_->addBytes(slot, static_cast<size_t>(n));
+      continue;  // read on until the part is complete or the socket is drained
+    }
+    pop(st.recvq, s);
+    st.got = 0;
+    finishPart(slot);
+  }
+  return true;
+}
+
+bool TcpTransport::recvFailed(int peer, ssize_t n) {
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
+  failPeer(peer, closedStatus(peer, "recv", n == 0 ? 0 : errno), nullptr);
+  return false;
+}
+
+bool TcpTransport::onHeader(int peer, int s, uint32_t slot) {
+  RequestRecord& rec = table_->slot(slot);
+  const TcpFrameHeader& h = stream(peer, s).rx;
+  bool data = h.kind == TcpFrameKind::kData;
+  if (tcpIsAbort(h)) {
+    failPeer(peer, tcpRemoteAbort(rank_, peer, h), nullptr);
+  } else if (data && s == 0 && h.tag != rec.tag) {
+    // Tell the sender too, so both sides report the same disagreement.
+    TcpFrameHeader note{h.tag, TcpFrameKind::kAbortTag, rec.tag};
+    failPeer(peer, tcpTagMismatch(Code::kAborted, rank_, peer, rec.tag, h.tag).withPeer(peer),
+             &note);
+  } else if (data && s == 0 && h.len > rec.len) {
+    TcpFrameHeader note{h.tag, TcpFrameKind::kAbortLength, rec.len};
+    failPeer(peer, tcpTooLong(Code::kAborted, rank_, peer, rec.len, h.tag, h.len).withPeer(peer),
+             &note);
+  } else if (!data || (s > 0 && (h.tag != rec.tag || h.len != msg_len_[slot]))) {
+    failPeer(peer, tcpDesync(peer, s, h), nullptr);
+  } else {
+    if (s > 0) return true;
+    msg_len_[slot] = h.len;
+    int parts = tcpPartsFor(h.len, nstreams_);
+    rec.parts_left = static_cast<uint32_t>(parts);
+    for (int j = 1; j < parts; ++j) push(stream(peer, j).recvq, j, slot);
+    return true;
+  }
+  return false;
+}
+
+void TcpTransport::finishPart(uint32_t slot) {
+  RequestRecord& rec = table_->slot(slot);
+  if (--rec.parts_left == 0) table_->complete(slot);
+}
+
+Status TcpTransport::closedStatus(int peer, const char* call, int err) {
+  // A peer that found a protocol error leaves an abort frame before it shuts down: prefer it.
+  Stream& s0 = stream(peer, 0);
+  TcpFrameHeader h;
+  if (s0.got == 0 && ::recv(s0.fd.get(), &h, sizeof h, MSG_PEEK | MSG_DONTWAIT) == sizeof h &&
+      tcpIsAbort(h))
+    return tcpRemoteAbort(rank_, peer, h);
+  return tcpConnectionError(rank_, peer, call, err);
+}
+
+void TcpTransport::failPeer(int peer, const Status& st, const TcpFrameHeader* notify) {
+  if (dead_[peer]) return;
+  dead_[peer] = 1;
+  Stream& s0 = stream(peer, 0);
+  // The notice must start at a frame boundary to be readable: best effort, never blocking.
+  if (notify && s0.sent == 0)
+    (void)::send(s0.fd.get(), notify, sizeof *notify, MSG_NOSIGNAL | MSG_DONTWAIT);
+  for (int s = 0; s < nstreams_; ++s) {
+    Stream& x = stream(peer, s);
+    if (x.registered) epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, x.fd.get(), nullptr);
+    x.registered = false;
+    ::shutdown(x.fd.get(), SHUT_RDWR);
+    x.sendq = x.recvq = SlotQueue{};
+    x.sent = x.got = 0;
+  }
+  table_->failPeer(peer, st);
+}
+
+void TcpTransport::rearm() {
+  // Interest changes only here, before sleeping: the spinning fast path makes no epoll_ctl.
+  for (size_t i = 0; i < streams_.size(); ++i) {
+    Stream& st = streams_[i];
+    if (!st.registered) continue;
+    uint32_t want =
+        (st.recvq.empty() ? 0u : uint32_t{EPOLLIN}) | (st.sendq.empty() ? 0u : uint32_t{EPOLLOUT});
+    if (want == st.armed) continue;
+    epoll_event ev{};
+    ev.events = want;
+    ev.data.u32 = static_cast<uint32_t>(i);
+    if (epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, st.fd.get(), &ev) == 0) st.armed = want;
+  }
+}
+
+void TcpTransport::blockFor(int64_t max_ns) {
+  if (!connected_) return;
+  rearm();
+  int ms = static_cast<int>((max_ns + 999'999) / 1'000'000);
+  int n = epoll_wait(epoll_.get(), events_, kMaxEvents, ms);
+  for (int i = 0; i < n; ++i) {
+    // Errors on a socket with no work would wake us forever: the peer is gone, record it now.
+    uint32_t idx = events_[i].data.u32;
+    Stream& st = streams_[idx];
+    if (!(events_[i].events & (EPOLLERR | EPOLLHUP)) || !st.sendq.empty() || !st.recvq.empty())
+      continue;
+    int err = 0;
+    socklen_t len = sizeof err;
+    getsockopt(st.fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+    int peer = static_cast<int>(idx) / nstreams_;
+    failPeer(peer, closedStatus(peer, "epoll_wait", err), nullptr);
+  }
+}
+
+void TcpTransport::close() {
+  for (Stream& st : streams_)
+    if (st.fd.valid()) ::shutdown(st.fd.get(), SHUT_RDWR);
+  streams_.clear();
+  epoll_.reset();
+  connected_ = false;
+}
+
+}  // namespace
+
+std::unique_ptr<Transport> makeTcpTransport(const TransportOptions& opts) {
+  return std::make_unique<TcpTransport>(opts);
+}
+
+}  // namespace ccscope::transports
