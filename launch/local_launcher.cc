@@ -68,6 +68,13 @@ pid_t spawnRank(const std::vector<std::string>& argv, int rank, int np, const st
   _exit(5);
 }
 
+bool onlyFrozenLeft(const StoreServer& server, const std::vector<Child>& kids) {
+  auto table = server.health();
+  for (const auto& k : kids)
+    if (!k.done && table[k.rank].state != RankState::kFrozen) return false;
+  return true;
+}
+
 }  // namespace
 
 core::Result<int> runLocalRanks(const LocalLaunchOptions& opts, const std::vector<std::string>& argv) {
@@ -98,11 +105,13 @@ core::Result<int> runLocalRanks(const LocalLaunchOptions& opts, const std::vecto
     int st = 0;
     pid_t pid = waitpid(-1, &st, WNOHANG);
     if (pid <= 0) {
-      if (kill_at_ns && core::nowNs() > kill_at_ns) {
+      // Once a rank failed, ranks the store sees frozen (e.g. SIGSTOP) will never finish.
+      if (kill_at_ns && onlyFrozenLeft(*server, kids)) kill_at_ns = core::nowNs();
+      if (kill_at_ns && core::nowNs() >= kill_at_ns) {
         for (auto& k : kids)
           if (!k.done) {
-            spdlog::error("rank {} (pid {}) still running {:.0f} s after the first failure: killed",
-                          k.rank, k.pid, opts.op_timeout_s + kGraceSeconds);
+            spdlog::error("rank {} (pid {}) is frozen or still running after another rank failed: "
+                          "killed so that no rank outlives the job", k.rank, k.pid);
             kill(k.pid, SIGKILL);
           }
         kill_at_ns = 0;
