@@ -8,6 +8,7 @@
 
 #include "app/command.h"
 #include "app/run_metadata.h"
+#include "app/watchdog.h"
 #include "bench/sweep.h"
 #include "collectives/schedule_backend.h"
 #include "launch/store_client.h"
@@ -179,9 +180,17 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
   sink.onRun(makeRunMetadata(cfg, o.argv, *hosts, launch::launchSourceName(info.source), cfg.transport));
   reports::RunSummary total;
   double busbw_sum = 0;
+  // MPI calls take no deadline: a watchdog ends a call stuck past the timeout.
+  Watchdog dog(cfg.timeout_s, [&](double stuck_s) {
+    Status s(Code::kDeadlineExceeded,
+             fmt::format("a {} call has been stuck for {:.1f} s", cfg.transport, stuck_s));
+    std::fflush(stdout);
+    std::_Exit(reportFailure(s, &client, info.rank));
+  });
   for (const std::string& algo : cfg.algorithms) {
     auto backend = makeBackend(algo, transport.get(), cfg);
     if (!backend) return reportFailure(backend.status(), &client, info.rank);
+    if (!transport) backend = watched(std::move(backend.value()), dog);
     if (cfg.algorithms.size() > 1) sink.onSection("algorithm: " + algo);
     auto summary = bench::runSweep(cfg, **backend, sink);
     if (!summary) return reportFailure(summary.status(), &client, info.rank);

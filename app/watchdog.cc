@@ -1,0 +1,72 @@
+#include "app/watchdog.h"
+
+namespace ccscope::app {
+
+using core::Status;
+
+Watchdog::Watchdog(double timeout_s, std::function<void(double)> on_hang)
+    : timeout_ns_(static_cast<int64_t>(timeout_s * 1e9)), on_hang_(std::move(on_hang)) {
+  thread_ = std::thread([this] { loop(); });
+}
+
+Watchdog::~Watchdog() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void Watchdog::loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    cv_.wait_for(lock, std::chrono::milliseconds(100));
+    int64_t started = started_ns_.load(std::memory_order_relaxed);
+    if (started && core::nowNs() - started > timeout_ns_) on_hang_((core::nowNs() - started) / 1e9);
+  }
+}
+
+namespace {
+
+class WatchedBackend final : public collectives::CollectiveBackend {
+ public:
+  WatchedBackend(std::unique_ptr<CollectiveBackend> in, Watchdog& d) : in_(std::move(in)), dog_(d) {}
+  std::string algorithm() const override { return in_->algorithm(); }
+  std::string transport() const override { return in_->transport(); }
+  int rank() const override { return in_->rank(); }
+  int size() const override { return in_->size(); }
+  Status allocate(size_t b) override { return in_->allocate(b); }
+  char* sendBuffer() override { return in_->sendBuffer(); }
+  char* recvBuffer() override { return in_->recvBuffer(); }
+  Status prepare(const collectives::OpConfig& c) override { return in_->prepare(c); }
+  Status run(bool in_place, core::Deadline d) override { return guard([&] { return in_->run(in_place, d); }); }
+  Status barrier(core::Deadline d) override { return guard([&] { return in_->barrier(d); }); }
+  Status maxDoubles(std::span<double> v, core::Deadline d) override {
+    return guard([&] { return in_->maxDoubles(v, d); });
+  }
+  Status sumInts(std::span<int64_t> v, core::Deadline d) override {
+    return guard([&] { return in_->sumInts(v, d); });
+  }
+  void corruptNextResult() override { in_->corruptNextResult(); }
+
+ private:
+  template <typename F>
+  Status guard(F&& f) {
+    dog_.begin();
+    Status s = f();
+    dog_.end();
+    return s;
+  }
+  std::unique_ptr<CollectiveBackend> in_;
+  Watchdog& dog_;
+};
+
+}  // namespace
+
+std::unique_ptr<collectives::CollectiveBackend> watched(
+    std::unique_ptr<collectives::CollectiveBackend> inner, Watchdog& dog) {
+  return std::make_unique<WatchedBackend>(std::move(inner), dog);
+}
+
+}  // namespace ccscope::app
