@@ -38,6 +38,29 @@ std::vector<std::string> splitList(const std::string& s) {
   return out;
 }
 
+// Everything a rank would reject is rejected here, once, before any rank starts.
+Status checkAlgorithms(const bench::BenchConfig& c) {
+  for (const std::string& a : c.algorithms) {
+    bool ok = c.transport == "mpi" ? a == "native" : a == "ring";
+    if (!ok)
+      return Status(core::Code::kInvalidArgument,
+                    fmt::format("unknown algorithm '{}' for {} over {} (available: {})", a,
+                                collectives::collectiveName(c.collective), c.transport,
+                                c.transport == "mpi" ? "native" : "ring"));
+  }
+  if (c.transport != "mpi") return Status::ok();
+  for (core::DataType t : c.dtypes)
+    if (t == core::DataType::kHalf || t == core::DataType::kBfloat16)
+      return Status(core::Code::kInvalidArgument,
+                    fmt::format("MPI has no {} datatype: leave it out with --transport mpi",
+                                core::dataTypeName(t)));
+  for (core::ReduceOp op : c.ops)
+    if (op == core::ReduceOp::kAvg)
+      return Status(core::Code::kInvalidArgument,
+                    "MPI has no avg reduction: leave it out with --transport mpi");
+  return Status::ok();
+}
+
 core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
   bench::BenchConfig c;
   CCSCOPE_ASSIGN_OR_RETURN(c.collective, collectives::parseCollective(r.collective));
@@ -62,6 +85,12 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
   if (c.transport != "shm" && c.transport != "tcp" && c.transport != "mpi")
     return Status(core::Code::kInvalidArgument,
                   fmt::format("unknown transport '{}' (built in: shm, tcp, mpi)", c.transport));
+  if (c.transport == "mpi") {  // "all" means all that MPI has
+    if (r.dtype == "all")
+      std::erase_if(c.dtypes, [](auto t) { return t == core::DataType::kHalf || t == core::DataType::kBfloat16; });
+    if (r.op == "all") std::erase(c.ops, core::ReduceOp::kAvg);
+  }
+  CCSCOPE_RETURN_IF_ERROR(checkAlgorithms(c));
   if (const char* v = std::getenv("CCSCOPE_TESTONLY_CORRUPT_RANK")) c.corrupt_rank = std::atoi(v);
   CCSCOPE_RETURN_IF_ERROR(bench::validate(c));
   return c;

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -32,6 +33,8 @@ using launch::LaunchSource;
 
 namespace {
 
+constexpr double kStoreLingerSeconds = 10;
+
 struct Fanout : reports::ResultSink {
   std::vector<reports::ResultSink*> sinks;
   void onRun(const reports::RunMetadata& m) override { for (auto* s : sinks) s->onRun(m); }
@@ -48,8 +51,7 @@ struct Rendezvous {
 
 // External launchers: rank 0 hosts the store. Under mpirun without an explicit address, rank 0
 // picks one (and the token) and broadcasts them through MPI.
-core::Result<Rendezvous> joinRendezvous(launch::LaunchInfo info, const JobOptions& o, double timeout_s) {
-  Rendezvous rv;
+Status joinRendezvous(launch::LaunchInfo info, const JobOptions& o, double timeout_s, Rendezvous& rv) {
   bool broadcast = info.source == LaunchSource::kOpenMpi;
 #ifdef CCSCOPE_HAVE_MPI
   if (broadcast) CCSCOPE_RETURN_IF_ERROR(collectives::mpi::initialize());
@@ -88,7 +90,21 @@ core::Result<Rendezvous> joinRendezvous(launch::LaunchInfo info, const JobOption
   CCSCOPE_ASSIGN_OR_RETURN(launch::HostPort hp, launch::parseHostPort(info.store));
   CCSCOPE_ASSIGN_OR_RETURN(rv.client, launch::StoreClient::join(hp, info.token, info.rank, info.size,
                                                                 Deadline::afterSeconds(timeout_s)));
-  return rv;
+  return Status::ok();
+}
+
+// The rank hosting the store stays (briefly) until the other ranks stopped too, so that they
+// can still ask it who failed instead of finding the store gone.
+void lingerWhileOthersNeedTheStore(const Rendezvous& rv, int self) {
+  if (!rv.server) return;
+  Deadline limit = Deadline::afterSeconds(kStoreLingerSeconds);
+  while (!limit.expired()) {
+    bool someone_alive = false;
+    for (const auto& h : rv.server->health())
+      someone_alive |= h.rank != self && h.state == launch::RankState::kAlive;
+    if (!someone_alive) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 core::Result<std::vector<std::string>> gatherHosts(launch::StoreClient& c, double timeout_s) {
@@ -124,7 +140,6 @@ int reportFailure(const Status& s, launch::StoreClient* client, int rank) {
     else
       std::fprintf(stderr, "ccscope: rank %d: diagnosis: every other rank is alive and sending "
                    "heartbeats; they are stalled or disagree on the collective (application)\n", rank);
-    client->reportAbort(s.message());
   }
   return code;
 }
@@ -146,21 +161,27 @@ core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
 }  // namespace
 
 int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launch::LaunchInfo& info) {
-  auto rv = joinRendezvous(info, o, cfg.timeout_s);
-  if (!rv) return reportFailure(rv.status(), nullptr, info.rank);
-  launch::StoreClient& client = *rv->client;
+  Rendezvous rv;
+  auto fail = [&](Status s) {
+    int code = reportFailure(s, rv.client.get(), info.rank);
+    if (rv.client) rv.client->reportAbort(s.message());
+    lingerWhileOthersNeedTheStore(rv, info.rank);
+    return code;
+  };
+  if (Status s = joinRendezvous(info, o, cfg.timeout_s, rv); !s.isOk()) return fail(s);
+  launch::StoreClient& client = *rv.client;
   std::unique_ptr<transports::Transport> transport;
   if (cfg.transport != "mpi") {
     transports::TransportOptions to{info.size, o.tcp_streams, o.ifname, client.localAddress(), 0};
     if (info.source == LaunchSource::kLocal) to.local_ranks = info.size;
     auto t = transports::makeTransport(cfg.transport, to);
-    if (!t) return reportFailure(t.status(), nullptr, info.rank);
+    if (!t) return fail(t.status());
     transport = std::move(t.value());
     Status s = transport->connect(client, Deadline::afterSeconds(cfg.timeout_s));
-    if (!s.isOk()) return reportFailure(s.prepend(fmt::format("{} transport set-up", cfg.transport)), &client, info.rank);
+    if (!s.isOk()) return fail(s.prepend(fmt::format("{} transport set-up", cfg.transport)));
   }
   auto hosts = gatherHosts(client, cfg.timeout_s);
-  if (!hosts) return reportFailure(hosts.status(), &client, info.rank);
+  if (!hosts) return fail(hosts.status());
 
   reports::ResultSink null_sink;
   Fanout fan;
@@ -171,7 +192,7 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
     fan.sinks = {&table, &progress};
     if (!o.json_path.empty()) {
       auto j = reports::JsonLinesWriter::open(o.json_path);
-      if (!j) return reportFailure(j.status(), &client, info.rank);
+      if (!j) return fail(j.status());
       json = std::move(j.value());
       fan.sinks.push_back(json.get());
     }
@@ -185,15 +206,15 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
     Status s(Code::kDeadlineExceeded,
              fmt::format("a {} call has been stuck for {:.1f} s", cfg.transport, stuck_s));
     std::fflush(stdout);
-    std::_Exit(reportFailure(s, &client, info.rank));
+    std::_Exit(fail(s));
   });
   for (const std::string& algo : cfg.algorithms) {
     auto backend = makeBackend(algo, transport.get(), cfg);
-    if (!backend) return reportFailure(backend.status(), &client, info.rank);
+    if (!backend) return fail(backend.status());
     if (!transport) backend = watched(std::move(backend.value()), dog);
     if (cfg.algorithms.size() > 1) sink.onSection("algorithm: " + algo);
     auto summary = bench::runSweep(cfg, **backend, sink);
-    if (!summary) return reportFailure(summary.status(), &client, info.rank);
+    if (!summary) return fail(summary.status());
     total.rows += summary->rows;
     total.wrong_total += summary->wrong_total;
     busbw_sum += summary->avg_busbw_gbps * summary->rows;
@@ -201,6 +222,7 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
   total.avg_busbw_gbps = total.rows ? busbw_sum / total.rows : 0;
   sink.onEnd(total);
   client.finish();
+  lingerWhileOthersNeedTheStore(rv, info.rank);
 #ifdef CCSCOPE_HAVE_MPI
   collectives::mpi::finalize();
 #endif

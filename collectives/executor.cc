@@ -33,6 +33,9 @@ void Executor::prepare(const Schedule& s, core::DataType dtype, core::ReduceOp o
     lanes_[lane].push_back(i);
   }
   lane_cursor_.assign(lanes_.size(), 0);
+  corrupt_op_ = UINT32_MAX;
+  for (uint32_t i = 0; i < n; ++i)
+    if (lane_of_[i] == UINT32_MAX && s.ops[i].count > 0) corrupt_op_ = i;
   outstanding_.clear();
   outstanding_.reserve(n);
   outstanding_op_.clear();
@@ -71,7 +74,6 @@ void Executor::runLocal(const Buffers& bufs, uint32_t op) {
   switch (o.kind) {
     case OpKind::kReduce:
       reduce_(dst, addr(bufs, o.a), addr(bufs, o.b), o.count);
-      if (corrupt_ && o.count > 0) corruptFirstElement(dst);
       break;
     case OpKind::kCopy: {
       const char* src = addr(bufs, o.a);
@@ -84,6 +86,7 @@ void Executor::runLocal(const Buffers& bufs, uint32_t op) {
     default:
       break;
   }
+  if (corrupt_ && op == corrupt_op_) corruptFirstElement(dst);
 }
 
 Status Executor::postComm(transports::Transport& t, const Buffers& bufs, uint32_t op) {

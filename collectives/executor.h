@@ -37,7 +37,8 @@ class Executor {
   // Runs the bound schedule once. The deadline covers the whole collective.
   core::Status run(transports::Transport& t, const Buffers& bufs, core::Deadline deadline);
   const Progress& progress() const { return progress_; }
-  // Test-only fault injection: add 1 to the first element this rank reduces.
+  // Test-only fault injection: flip one bit of the last value this rank computes in the next
+  // run (the final reduction of the chunk it owns), so every rank receives the wrong element.
   void corruptNextReduction() { corrupt_ = true; }
 
  private:
@@ -55,6 +56,7 @@ class Executor {
   core::DataType dtype_ = core::DataType::kFloat;
   bool corrupt_ = false;
   uint32_t channel_ = 0;
+  uint32_t corrupt_op_ = UINT32_MAX;  // the last local op with data
 
   std::vector<uint32_t> remaining_;       // unmet dependencies per op
   std::vector<uint8_t> ready_;            // dependencies met (comm ops wait for their turn)

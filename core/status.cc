@@ -56,7 +56,7 @@ std::string Status::toString() const {
 
 Status errnoStatus(const char* call, int err, Layer layer, int peer) {
   Code code = Code::kSystem;
-  if (err == ECONNRESET || err == EPIPE || err == ENOTCONN) code = Code::kPeerClosed;
+  if (err == ECONNRESET || err == EPIPE || err == ENOTCONN || err == ESRCH) code = Code::kPeerClosed;
   if (err == ECONNREFUSED || err == EHOSTUNREACH || err == ENETUNREACH || err == EADDRINUSE)
     code = Code::kUnavailable;
   if (err == ETIMEDOUT) code = Code::kDeadlineExceeded;

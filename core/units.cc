@@ -49,9 +49,11 @@ Result<double> parseDurationSeconds(std::string_view s) {
   else if (suffix == "us") mult = 1e-6;
   else if (suffix == "m" || suffix == "min") mult = 60;
   else if (suffix == "h") mult = 3600;
-  if (end == str.c_str() || mult == 0 || !std::isfinite(v) || v <= 0)
+  if (end == str.c_str() || mult == 0 || !std::isfinite(v))
     return Status(Code::kInvalidArgument,
                   fmt::format("cannot parse duration '{}' (examples: 30s, 500ms, 2m)", s));
+  if (v <= 0)
+    return Status(Code::kInvalidArgument, fmt::format("duration '{}' must be positive", s));
   return v * mult;
 }
 

@@ -252,7 +252,10 @@ void ShmTransport::progressRecvs(int p) {
       iovec remote{reinterpret_cast<void*>(s.addr), s.chunk_len};
       ssize_t n = process_vm_readv(peer.pid, &local, 1, &remote, 1, 0);
       if (n != static_cast<ssize_t>(s.chunk_len)) {
-        failPeer(p, core::errnoStatus("process_vm_readv", n < 0 ? errno : EIO, Layer::kLibrary));
+        int err = n < 0 ? errno : EIO;
+        failPeer(p, err == ESRCH ? Status(Code::kPeerClosed, fmt::format("rank {} (pid {}) exited "
+                                          "or was killed", p, peer.pid)).withLayer(Layer::kApplication)
+                                 : core::errnoStatus("process_vm_readv", err, Layer::kLibrary));
         return;
       }
     } else {
