@@ -9,7 +9,7 @@ bin=${BUILD:-$root/build}/app/ccscope
 probe=${BUILD:-$root/build}/bench/ccscope-memcpy-probe
 out=$(mktemp -d /tmp/ccscope-compare.XXXXXX)
 common=(bench allreduce -b "$min" -e "$max" -n "${ITERS:-10}" -w 3 -c 0 --timeout 120s)
-mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
+mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1)
 for run in $(seq 1 "$runs"); do
   for np in 2 4; do
     "$bin" "${common[@]}" --np "$np" --transport shm --json "$out/shm.np$np.run$run.jsonl" >/dev/null

@@ -53,6 +53,7 @@ core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transport
   b->aux_ = HostBuffer(2 * kAuxElems * sizeof(double) + 4096);
   CCSCOPE_ASSIGN_OR_RETURN(b->aux_mr_, t.registerMemory(b->aux_.data(), b->aux_.size()));
   b->barrier_sched_ = barrierSchedule(t.rank(), t.size());
+  b->barrier_exec_.prepare(b->barrier_sched_, core::DataType::kUint8, core::ReduceOp::kSum, 1);
   return b;
 }
 
@@ -96,9 +97,8 @@ Status ScheduleBackend::run(bool in_place, core::Deadline deadline) {
 }
 
 Status ScheduleBackend::barrier(core::Deadline deadline) {
-  aux_exec_.prepare(barrier_sched_, core::DataType::kUint8, core::ReduceOp::kSum, 1);
   Buffers b{aux_mr_, aux_mr_, aux_mr_};
-  return aux_exec_.run(t_, b, deadline).prepend("harness barrier");
+  return barrier_exec_.run(t_, b, deadline).prepend("harness barrier");
 }
 
 Status ScheduleBackend::smallAllreduce(void* data, size_t count, core::DataType dt,

@@ -65,6 +65,7 @@ class ScheduleBackend final : public CollectiveBackend {
   Executor exec_;
   // The harness's own barrier and statistics reductions use a separate executor.
   Schedule barrier_sched_;
+  Executor barrier_exec_;  // prepared once: barriers sit between timed iterations
   Executor aux_exec_;
   HostBuffer aux_;
   transports::MemoryRegion aux_mr_;
