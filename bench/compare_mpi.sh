@@ -8,7 +8,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${BUILD:-$root/build}/app/ccscope
 probe=${BUILD:-$root/build}/bench/ccscope-memcpy-probe
 out=$(mktemp -d /tmp/ccscope-compare.XXXXXX)
-common=(bench allreduce -b "$min" -e "$max" -n "${ITERS:-10}" -w 3 -c 0 --timeout 120s)
+common=(bench allreduce -b "$min" -e "$max" -n "${ITERS:-10}" -w "${WARMUP:-3}" -c 0 --timeout 300s)
 mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1)
 for run in $(seq 1 "$runs"); do
   for np in 2 4; do

@@ -13,7 +13,6 @@ using core::Code;
 using core::Status;
 
 namespace {
-constexpr size_t kMinSegmentBytes = 64 * 1024;  // below this, per-message overhead dominates
 constexpr size_t kMaxSegmentBytes = 1 << 20;
 constexpr size_t kAuxElems = 4096;              // statistics vectors reduced by the harness
 }  // namespace
@@ -72,9 +71,10 @@ Status ScheduleBackend::allocate(size_t max_bytes) {
 Schedule ScheduleBackend::build(const OpConfig& cfg) const {
   size_t elem = core::dataTypeSize(cfg.dtype);
   size_t chunk_bytes = cfg.count * elem / std::max(1, size());
+  size_t min_seg = t_.caps().min_segment_bytes * (t_.oversubscribed() ? 4 : 1);
   size_t seg_bytes = opts_.segment_bytes
                          ? opts_.segment_bytes
-                         : std::clamp(chunk_bytes / 4, kMinSegmentBytes, kMaxSegmentBytes);
+                         : std::clamp(chunk_bytes / 4, min_seg, std::max(min_seg, kMaxSegmentBytes));
   uint64_t seg_elems = std::max<size_t>(1, seg_bytes / elem);
   return ringAllreduceSchedule(rank(), size(), cfg.count, seg_elems,
                                cfg.op == core::ReduceOp::kAvg);

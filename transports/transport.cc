@@ -19,7 +19,7 @@ void Transport::setSpinPolicy(int local_ranks) {
   // With a core per rank, spinning wins latency; oversubscribed, it steals the peer's core.
   int cores = static_cast<int>(std::thread::hardware_concurrency());
   bool oversubscribed = local_ranks > cores;
-  spin_ns_ = oversubscribed ? 2000 : 50000;
+  spin_ns_ = oversubscribed ? 500000 : 50000;  // oversubscribed spins yield the core each turn
   yield_in_spin_ = oversubscribed;
   if (const char* s = std::getenv("CCSCOPE_SPIN_US")) spin_ns_ = std::atoll(s) * 1000;
 }

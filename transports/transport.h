@@ -30,6 +30,9 @@ struct Capabilities {
   bool device_memory = false;
   bool one_sided_write = false;
   bool single_copy = false;
+  // Pipeline segments smaller than this cost more in per-message overhead than they win in
+  // overlap (measured: see docs/performance.md).
+  size_t min_segment_bytes = 64 * 1024;
 };
 
 struct TransportOptions {
@@ -67,6 +70,8 @@ class Transport {
   RequestTable& requests() { return *table_; }
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // More local ranks than cores: every extra message costs a context switch.
+  bool oversubscribed() const { return yield_in_spin_; }
 
  protected:
   void initTable(int rank, int size, uint32_t capacity = RequestTable::kDefaultCapacity);

@@ -77,7 +77,11 @@ class ShmTransport final : public Transport {
   explicit ShmTransport(const TransportOptions& o) : opts_(o) {}
   ~ShmTransport() override { close(); }
   const char* name() const override { return "shm"; }
-  Capabilities caps() const override { return {false, false, single_copy_}; }
+  Capabilities caps() const override {
+    Capabilities c;
+    c.single_copy = single_copy_;
+    return c;
+  }
   Status connect(launch::Bootstrap& bs, core::Deadline deadline) override;
   core::Result<MemoryRegion> registerMemory(void* base, size_t len) override {
     return MemoryRegion{static_cast<char*>(base), len, next_region_++};
