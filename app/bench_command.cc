@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include "app/rank_job.h"
+#include "bench/alltoallv_plan.h"
 #include "bench/bench_config.h"
+#include "collectives/algorithms.h"
 #include "core/log.h"
 #include "core/units.h"
 #include "launch/environment.h"
@@ -22,7 +24,8 @@ struct RawOptions {
   std::string transport = "shm", timeout = "60s", segment, store, store_bind = "", ifname;
   double factor = 2;
   std::string step;
-  int iters = 20, warmup = 5, checks = 1, np = 0, store_port = -1, tcp_streams = 1;
+  int iters = 20, warmup = 5, checks = 1, np = 0, store_port = -1, tcp_streams = 1, root = 0;
+  std::string a2av = "uniform";
   JobOptions job;
 };
 
@@ -38,16 +41,23 @@ std::vector<std::string> splitList(const std::string& s) {
   return out;
 }
 
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
 // Everything a rank would reject is rejected here, once, before any rank starts.
-Status checkAlgorithms(const bench::BenchConfig& c) {
-  for (const std::string& a : c.algorithms) {
-    bool ok = c.transport == "mpi" ? a == "native" : a == "ring";
-    if (!ok)
+Status checkAlgorithms(bench::BenchConfig& c) {
+  std::vector<std::string> known = c.transport == "mpi" ? std::vector<std::string>{"native"}
+                                                        : collectives::algorithmNames(c.collective);
+  if (c.algorithms.size() == 1 && c.algorithms[0] == "all") c.algorithms = known;
+  for (const std::string& a : c.algorithms)
+    if (std::find(known.begin(), known.end(), a) == known.end())
       return Status(core::Code::kInvalidArgument,
-                    fmt::format("unknown algorithm '{}' for {} over {} (available: {})", a,
+                    fmt::format("unknown algorithm '{}' for {} over {} (available: {}{})", a,
                                 collectives::collectiveName(c.collective), c.transport,
-                                c.transport == "mpi" ? "native" : "ring"));
-  }
+                                joined(known), c.transport == "mpi" ? "" : "; native needs --transport mpi"));
   if (c.transport != "mpi") return Status::ok();
   for (core::DataType t : c.dtypes)
     if (t == core::DataType::kHalf || t == core::DataType::kBfloat16)
@@ -82,6 +92,8 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
   c.transport = r.transport;
   c.algorithms = splitList(r.algo);
   if (c.transport == "mpi" && r.algo == "ring") c.algorithms = {"native"};
+  c.root = r.root;
+  c.a2av = r.a2av;
   if (c.transport != "shm" && c.transport != "tcp" && c.transport != "mpi")
     return Status(core::Code::kInvalidArgument,
                   fmt::format("unknown transport '{}' (built in: shm, tcp, mpi)", c.transport));
@@ -91,6 +103,9 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
     if (r.op == "all") std::erase(c.ops, core::ReduceOp::kAvg);
   }
   CCSCOPE_RETURN_IF_ERROR(checkAlgorithms(c));
+  if (c.collective == collectives::Collective::kAlltoallv) {
+    CCSCOPE_RETURN_IF_ERROR(bench::parseAlltoallvSpec(c.a2av).status());
+  }
   if (const char* v = std::getenv("CCSCOPE_TESTONLY_CORRUPT_RANK")) c.corrupt_rank = std::atoi(v);
   CCSCOPE_RETURN_IF_ERROR(bench::validate(c));
   return c;
@@ -143,7 +158,7 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   auto raw = std::make_shared<RawOptions>();
   raw->job.argv = argv;
   CLI::App* b = root.add_subcommand("bench", "Measure a collective over a sweep of message sizes");
-  b->add_option("collective", raw->collective, "allreduce")->required();
+  b->add_option("collective", raw->collective, collectives::collectiveNames())->required();
   b->add_option("-b,--minbytes", raw->min, "Smallest message (8, 4K, 64M; binary multiples)");
   b->add_option("-e,--maxbytes", raw->max, "Largest message");
   b->add_option("-f,--stepfactor", raw->factor, "Multiply the size by this between steps");
@@ -153,7 +168,9 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("-c,--check", raw->checks, "Checked runs per size and placement (0: none)");
   b->add_option("-d,--dtype", raw->dtype, "int8,uint8,int32,uint32,int64,uint64,half,bfloat16,float,double or all");
   b->add_option("-o,--op", raw->op, "sum,prod,min,max,avg or all");
-  b->add_option("--algo", raw->algo, "ring (native with --transport mpi)");
+  b->add_option("--algo", raw->algo, "Algorithms, comma-separated, or all (native with --transport mpi)");
+  b->add_option("--root", raw->root, "Root rank of broadcast")->check(CLI::NonNegativeNumber);
+  b->add_option("--a2av", raw->a2av, "alltoallv traffic: uniform, skewed:ALPHA, moe:EXPERTS,TOPK, file:PATH");
   b->add_option("--transport", raw->transport, "shm, tcp or mpi");
   b->add_option("--np", raw->np, "Local ranks to start when no launcher is around")
       ->check(CLI::Range(1, 4096));

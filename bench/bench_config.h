@@ -26,6 +26,8 @@ struct BenchConfig {
   std::vector<core::ReduceOp> ops{core::ReduceOp::kSum};
   double timeout_s = 60;  // per collective operation
   size_t segment_bytes = 0;
+  int root = 0;                 // broadcast
+  std::string a2av = "uniform";  // all-to-allv traffic (alltoallv_plan.h)
   // Test-only: CCSCOPE_TESTONLY_CORRUPT_RANK=r corrupts one reduction on rank r.
   int corrupt_rank = -1;
 };

@@ -1,19 +1,38 @@
 // Verifiable data, as nccl-tests does it: inputs are small integers chosen per (rank, index, op)
-// so that every reduction is exact in every dtype (no rounding anywhere), and the expected
+// so every reduction is exact in every dtype (no rounding anywhere, in any order), and every
+// data-movement collective's source element is identifiable at its destination. The expected
 // output is recomputed independently and compared bit for bit.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "collectives/collective.h"
 #include "core/dtype.h"
 
 namespace ccscope::bench {
 
-// Writes rank `rank`'s input for an allreduce of `count` elements.
+struct CheckContext {
+  collectives::Collective collective = collectives::Collective::kAllreduce;
+  core::DataType dtype = core::DataType::kFloat;
+  core::ReduceOp op = core::ReduceOp::kSum;
+  int rank = 0;
+  int ranks = 1;
+  uint64_t count = 0;  // the collective's count (collective.h)
+  int root = 0;
+  const collectives::AlltoallvPlan* plan = nullptr;
+};
+
+// Writes this rank's input (geometry().in_elems elements).
+void fillInput(const CheckContext& c, void* in);
+// Overwrites a buffer with a value no collective produces, so a run that writes nothing fails.
+void poison(const CheckContext& c, void* buf, uint64_t elems);
+// Elements of this rank's output (geometry().out_elems) that differ from the exact result.
+int64_t countWrong(const CheckContext& c, const void* out);
+
+// Kept for the allreduce unit tests: the same data as fillInput/countWrong for allreduce.
 void fillAllreduceInput(core::DataType t, core::ReduceOp op, int rank, int ranks, uint64_t count,
                         void* buf);
-// Number of elements of `out` that differ from the exact allreduce result.
 int64_t countAllreduceWrong(core::DataType t, core::ReduceOp op, int ranks, uint64_t count,
                             const void* out);
 

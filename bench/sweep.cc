@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "bench/alltoallv_plan.h"
+#include "bench/check_data.h"
 #include "bench/collective_desc.h"
 #include "bench/stats.h"
 
@@ -19,20 +21,26 @@ namespace {
 
 class SizeRunner {
  public:
-  SizeRunner(const BenchConfig& cfg, CollectiveBackend& b, const CollectiveDesc& d)
-      : cfg_(cfg), b_(b), desc_(d), stats_(cfg.iters + 1) {}
+  SizeRunner(const BenchConfig& cfg, CollectiveBackend& b)
+      : cfg_(cfg), b_(b), stats_(cfg.iters + 1) {}
 
   Deadline opDeadline() const { return Deadline::afterSeconds(cfg_.timeout_s); }
 
   core::Result<int64_t> check(const OpConfig& op, bool in_place) {
     if (cfg_.checks == 0) return int64_t{-1};
+    CheckContext ctx{op.collective, op.dtype, op.op, b_.rank(), b_.size(), op.count, op.root, op.plan};
+    auto geo = collectives::geometry(op.collective, op.count, b_.size(), b_.rank(), op.plan);
+    size_t elem = core::dataTypeSize(op.dtype);
+    char* in = in_place ? b_.recvBuffer() + geo.in_place_in_offset * elem : b_.sendBuffer();
+    char* out = b_.recvBuffer() + (in_place ? geo.in_place_out_offset * elem : 0);
     int64_t wrong = 0;
     for (int c = 0; c < cfg_.checks; ++c) {
-      desc_.fill(op.dtype, op.op, b_.rank(), b_.size(), op.count,
-                 in_place ? b_.recvBuffer() : b_.sendBuffer());
+      // Poison the whole receive buffer first: a collective that writes nothing must fail.
+      poison(ctx, b_.recvBuffer(), std::max(geo.in_elems, geo.out_elems));
+      fillInput(ctx, in);
       if (b_.rank() == cfg_.corrupt_rank && c == 0) b_.corruptNextResult();
       CCSCOPE_RETURN_IF_ERROR(b_.run(in_place, opDeadline()));
-      wrong += desc_.count_wrong(op.dtype, op.op, b_.size(), op.count, b_.recvBuffer());
+      wrong += countWrong(ctx, out);
     }
     std::vector<int64_t> w{wrong};
     CCSCOPE_RETURN_IF_ERROR(b_.sumInts(w, opDeadline()));
@@ -69,9 +77,28 @@ class SizeRunner {
  private:
   const BenchConfig& cfg_;
   CollectiveBackend& b_;
-  const CollectiveDesc& desc_;
   std::vector<double> stats_;
 };
+
+struct SizePlan {
+  uint64_t bytes;    // requested size
+  size_t max_bytes;  // largest buffer any rank needs for it
+};
+
+core::Result<std::vector<SizePlan>> planSizes(const BenchConfig& cfg, const std::vector<uint64_t>& sizes,
+                                              int ranks) {
+  std::vector<SizePlan> out;
+  for (uint64_t b : sizes) {
+    size_t need = b;
+    if (cfg.collective == collectives::Collective::kAlltoallv) {
+      CCSCOPE_ASSIGN_OR_RETURN(AlltoallvSpec spec, parseAlltoallvSpec(cfg.a2av));
+      CCSCOPE_ASSIGN_OR_RETURN(collectives::AlltoallvPlan plan, makeAlltoallvPlan(spec, ranks, b));
+      need = plan.maxVolume() + 64u * ranks;  // in 1-byte elements; wider types round down
+    }
+    out.push_back({b, need});
+  }
+  return out;
+}
 
 void fillIdentity(reports::Measurement& m, const BenchConfig& cfg, CollectiveBackend& b,
                   const OpConfig& op, double factor) {
@@ -79,10 +106,11 @@ void fillIdentity(reports::Measurement& m, const BenchConfig& cfg, CollectiveBac
   m.algorithm = b.algorithm();
   m.transport = b.transport();
   m.ranks = b.size();
-  m.count = op.count;
-  m.bytes = op.count * core::dataTypeSize(op.dtype);
+  m.count = op.plan ? op.plan->maxVolume() : op.count;
+  m.bytes = m.count * core::dataTypeSize(op.dtype);
+  m.root = op.collective == collectives::Collective::kBroadcast ? op.root : -1;
   m.dtype = core::dataTypeName(op.dtype);
-  m.redop = core::reduceOpName(op.op);
+  m.redop = collectives::isReduction(op.collective) ? core::reduceOpName(op.op) : "none";
   m.iters = cfg.iters;
   m.busbw_factor = factor;
   m.algbw_gbps = m.time_us > 0 ? static_cast<double>(m.bytes) / (m.time_us * 1e3) : 0;
@@ -95,19 +123,35 @@ core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg, CollectiveBac
                                            reports::ResultSink& sink) {
   const CollectiveDesc& desc = describe(cfg.collective);
   std::vector<uint64_t> sizes = sweepSizes(cfg);
-  CCSCOPE_RETURN_IF_ERROR(backend.allocate(sizes.empty() ? 0 : sizes.back()));
-  SizeRunner runner(cfg, backend, desc);
+  CCSCOPE_ASSIGN_OR_RETURN(std::vector<SizePlan> plans, planSizes(cfg, sizes, backend.size()));
+  size_t need = 0;
+  for (const SizePlan& p : plans) need = std::max(need, p.max_bytes);
+  CCSCOPE_RETURN_IF_ERROR(backend.allocate(need));
+  SizeRunner runner(cfg, backend);
   reports::RunSummary summary;
   double busbw_sum = 0;
-  int total = static_cast<int>(sizes.size() * cfg.dtypes.size() * cfg.ops.size()), done = 0;
   int64_t start = core::nowNs();
+  // Data-movement collectives have no reduction: one pass, reported as redop "none".
+  std::vector<core::ReduceOp> ops = cfg.ops;
+  if (!collectives::isReduction(cfg.collective)) ops.resize(1);
+  int total = static_cast<int>(sizes.size() * cfg.dtypes.size() * ops.size()), done = 0;
   for (core::DataType dt : cfg.dtypes)
-    for (core::ReduceOp rop : cfg.ops)
-      for (uint64_t bytes : sizes) {
+    for (core::ReduceOp rop : ops)
+      for (const SizePlan& plan : plans) {
         sink.onProgress(done, total, (core::nowNs() - start) / 1e9);
-        OpConfig op{cfg.collective, bytes / core::dataTypeSize(dt), dt, rop};
+        uint64_t count = collectives::roundCount(cfg.collective, plan.bytes / core::dataTypeSize(dt),
+                                                 backend.size());
+        std::unique_ptr<collectives::AlltoallvPlan> a2av;
+        if (cfg.collective == collectives::Collective::kAlltoallv) {
+          CCSCOPE_ASSIGN_OR_RETURN(AlltoallvSpec spec, parseAlltoallvSpec(cfg.a2av));
+          CCSCOPE_ASSIGN_OR_RETURN(collectives::AlltoallvPlan p, makeAlltoallvPlan(spec, backend.size(), count));
+          a2av = std::make_unique<collectives::AlltoallvPlan>(std::move(p));
+        }
+        OpConfig op{cfg.collective, count, dt, rop, cfg.root, a2av.get()};
         CCSCOPE_RETURN_IF_ERROR(backend.prepare(op));
+        auto geo = collectives::geometry(op.collective, count, backend.size(), backend.rank(), op.plan);
         for (bool in_place : {false, true}) {
+          if (in_place && !geo.in_place_supported) continue;
           CCSCOPE_RETURN_IF_ERROR(runner.warmup(in_place));
           CCSCOPE_ASSIGN_OR_RETURN(reports::Measurement m, runner.measure(op, in_place));
           fillIdentity(m, cfg, backend, op, desc.busbw_factor(backend.size()));

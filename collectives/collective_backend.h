@@ -8,21 +8,20 @@
 #include <span>
 #include <string>
 
+#include "collectives/collective.h"
 #include "core/deadline.h"
 #include "core/dtype.h"
 #include "core/status.h"
 
 namespace ccscope::collectives {
 
-enum class Collective { kAllreduce };
-const char* collectiveName(Collective c);
-core::Result<Collective> parseCollective(const std::string& s);
-
 struct OpConfig {
   Collective collective = Collective::kAllreduce;
-  uint64_t count = 0;  // elements per rank
+  uint64_t count = 0;  // the collective's count (collective.h), already rounded
   core::DataType dtype = core::DataType::kFloat;
   core::ReduceOp op = core::ReduceOp::kSum;
+  int root = 0;
+  const AlltoallvPlan* plan = nullptr;  // all-to-allv only; outlives the prepared op
 };
 
 class CollectiveBackend {
@@ -33,13 +32,14 @@ class CollectiveBackend {
   virtual int rank() const = 0;
   virtual int size() const = 0;
 
-  // Allocates (and registers) send/recv buffers for up to max_bytes once per sweep.
+  // Allocates (and registers) send and receive buffers of max_bytes each, once per sweep.
   virtual core::Status allocate(size_t max_bytes) = 0;
   virtual char* sendBuffer() = 0;
   virtual char* recvBuffer() = 0;
   // Outside the timed region: build the schedule / plan for one size, dtype, op.
   virtual core::Status prepare(const OpConfig& cfg) = 0;
-  // One collective. In place: input and output are the receive buffer.
+  // One collective. In place: input and output live in the receive buffer at the offsets of
+  // geometry(); out of place, input is the send buffer and output the receive buffer.
   virtual core::Status run(bool in_place, core::Deadline deadline) = 0;
   virtual core::Status barrier(core::Deadline deadline) = 0;
   // Cross-rank reductions for the harness's own statistics (never timed).

@@ -17,19 +17,6 @@ constexpr size_t kMaxSegmentBytes = 1 << 20;
 constexpr size_t kAuxElems = 4096;              // statistics vectors reduced by the harness
 }  // namespace
 
-const char* collectiveName(Collective c) {
-  switch (c) {
-    case Collective::kAllreduce: return "allreduce";
-  }
-  return "?";
-}
-
-core::Result<Collective> parseCollective(const std::string& s) {
-  if (s == "allreduce") return Collective::kAllreduce;
-  return Status(Code::kInvalidArgument,
-                fmt::format("unknown collective '{}' (available: allreduce)", s));
-}
-
 HostBuffer::HostBuffer(size_t bytes) : n_(bytes) {
   if (bytes == 0) return;
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -44,11 +31,10 @@ HostBuffer::~HostBuffer() {
 
 core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transports::Transport& t,
                                                                        const AlgorithmOptions& o) {
-  if (o.algorithm != "ring")
-    return Status(Code::kInvalidArgument,
-                  fmt::format("unknown algorithm '{}' for allreduce (available: ring, native with "
-                              "--transport mpi)", o.algorithm));
   std::unique_ptr<ScheduleBackend> b(new ScheduleBackend(t, o));
+  if (!std::any_of(allAlgorithms().begin(), allAlgorithms().end(),
+                   [&](const AlgorithmInfo& a) { return o.algorithm == a.name; }))
+    return Status(Code::kInvalidArgument, fmt::format("unknown algorithm '{}'", o.algorithm));
   b->aux_ = HostBuffer(2 * kAuxElems * sizeof(double) + 4096);
   CCSCOPE_ASSIGN_OR_RETURN(b->aux_mr_, t.registerMemory(b->aux_.data(), b->aux_.size()));
   b->barrier_sched_ = barrierSchedule(t.rank(), t.size());
@@ -60,39 +46,56 @@ Status ScheduleBackend::allocate(size_t max_bytes) {
   size_t bytes = std::max<size_t>(max_bytes, 64);
   send_ = HostBuffer(bytes);
   recv_ = HostBuffer(bytes);
-  // Ring scratch: two chunks of at most ceil(count/n) elements (+1 element of slack per chunk).
-  scratch_ = HostBuffer(2 * (bytes / std::max(1, size()) + 64));
   CCSCOPE_ASSIGN_OR_RETURN(send_mr_, t_.registerMemory(send_.data(), send_.size()));
   CCSCOPE_ASSIGN_OR_RETURN(recv_mr_, t_.registerMemory(recv_.data(), recv_.size()));
+  return Status::ok();
+}
+
+// Scratch grows (outside any timed loop) to what the largest prepared schedule needs.
+Status ScheduleBackend::ensureScratch(size_t bytes) {
+  if (bytes <= scratch_.size() && scratch_.data()) return Status::ok();
+  scratch_ = HostBuffer(std::max<size_t>(bytes, 4096));
   CCSCOPE_ASSIGN_OR_RETURN(scratch_mr_, t_.registerMemory(scratch_.data(), scratch_.size()));
   return Status::ok();
 }
 
-Schedule ScheduleBackend::build(const OpConfig& cfg) const {
+uint64_t ScheduleBackend::segmentElems(const OpConfig& cfg) const {
   size_t elem = core::dataTypeSize(cfg.dtype);
   size_t chunk_bytes = cfg.count * elem / std::max(1, size());
-  size_t min_seg = t_.caps().min_segment_bytes * (t_.oversubscribed() ? 4 : 1);
+  // Measured (docs/performance.md): two segments per chunk already overlap reduction with
+  // transfer; more segments only add per-message cost, most of all when oversubscribed.
+  size_t min_seg = t_.caps().min_segment_bytes * (t_.oversubscribed() ? 2 : 1);
   size_t seg_bytes = opts_.segment_bytes
                          ? opts_.segment_bytes
-                         : std::clamp(chunk_bytes / 4, min_seg, std::max(min_seg, kMaxSegmentBytes));
-  uint64_t seg_elems = std::max<size_t>(1, seg_bytes / elem);
-  return ringAllreduceSchedule(rank(), size(), cfg.count, seg_elems,
-                               cfg.op == core::ReduceOp::kAvg);
+                         : std::clamp(chunk_bytes / 2, min_seg, std::max(min_seg, kMaxSegmentBytes));
+  return std::max<size_t>(1, seg_bytes / elem);
 }
 
 Status ScheduleBackend::prepare(const OpConfig& cfg) {
-  size_t bytes = cfg.count * core::dataTypeSize(cfg.dtype);
-  if (bytes > send_.size())
+  const AlgorithmInfo* algo = findAlgorithm(cfg.collective, opts_.algorithm);
+  if (!algo)
+    return Status(Code::kInvalidArgument,
+                  fmt::format("no algorithm '{}' for {}", opts_.algorithm, collectiveName(cfg.collective)));
+  size_t elem = core::dataTypeSize(cfg.dtype);
+  geo_ = geometry(cfg.collective, cfg.count, size(), rank(), cfg.plan);
+  if (std::max(geo_.in_elems, geo_.out_elems) * elem > send_.size())
     return Status(Code::kInternal, "prepare() beyond the allocated buffers");
-  sched_ = build(cfg);
-  if (sched_.scratch_elems * core::dataTypeSize(cfg.dtype) > scratch_.size())
-    return Status(Code::kInternal, "schedule needs more scratch than allocated");
+  ScheduleParams p{cfg.collective, rank(), size(), cfg.count, segmentElems(cfg),
+                   cfg.op == core::ReduceOp::kAvg, cfg.root, cfg.plan};
+  sched_ = algo->build(p);
+  CCSCOPE_RETURN_IF_ERROR(ensureScratch(sched_.scratch_elems * elem));
   exec_.prepare(sched_, cfg.dtype, cfg.op);
+  elem_ = elem;
   return Status::ok();
 }
 
 Status ScheduleBackend::run(bool in_place, core::Deadline deadline) {
-  Buffers b{in_place ? recv_mr_ : send_mr_, recv_mr_, scratch_mr_};
+  Buffers b{send_mr_, recv_mr_, scratch_mr_};
+  if (in_place) {
+    b.input = b.output = recv_mr_;
+    b.input.base += geo_.in_place_in_offset * elem_;
+    b.output.base += geo_.in_place_out_offset * elem_;
+  }
   return exec_.run(t_, b, deadline);
 }
 

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "collectives/algorithms.h"
 #include "collectives/collective_backend.h"
 #include "collectives/executor.h"
 #include "collectives/schedule.h"
@@ -55,7 +56,8 @@ class ScheduleBackend final : public CollectiveBackend {
   ScheduleBackend(transports::Transport& t, AlgorithmOptions o) : t_(t), opts_(std::move(o)) {}
   core::Status smallAllreduce(void* data, size_t count, core::DataType dt, core::ReduceOp op,
                               core::Deadline deadline);
-  Schedule build(const OpConfig& cfg) const;
+  uint64_t segmentElems(const OpConfig& cfg) const;
+  core::Status ensureScratch(size_t bytes);
 
   transports::Transport& t_;
   AlgorithmOptions opts_;
@@ -63,6 +65,8 @@ class ScheduleBackend final : public CollectiveBackend {
   transports::MemoryRegion send_mr_, recv_mr_, scratch_mr_;
   Schedule sched_;
   Executor exec_;
+  Geometry geo_;
+  size_t elem_ = 1;
   // The harness's own barrier and statistics reductions use a separate executor.
   Schedule barrier_sched_;
   Executor barrier_exec_;  // prepared once: barriers sit between timed iterations

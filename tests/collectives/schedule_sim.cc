@@ -27,6 +27,14 @@ std::vector<uint64_t>& bufOf(RankState& st, Buf b) {
 }  // namespace
 
 SimResult simulate(const std::vector<Schedule>& scheds, uint64_t elems) {
+  SimSetup setup;
+  setup.in_elems.assign(scheds.size(), elems);
+  setup.out_elems.assign(scheds.size(), elems);
+  setup.input = [](int r, uint64_t) { return uint64_t{1} << r; };
+  return simulate(scheds, setup);
+}
+
+SimResult simulate(const std::vector<Schedule>& scheds, const SimSetup& setup) {
   const int n = static_cast<int>(scheds.size());
   SimResult res;
   res.elems_sent.assign(n, 0);
@@ -34,8 +42,9 @@ SimResult simulate(const std::vector<Schedule>& scheds, uint64_t elems) {
   std::map<std::pair<int, int>, std::deque<Msg>> wire;  // (src, dst)
   for (int r = 0; r < n; ++r) {
     const Schedule& s = scheds[r];
-    st[r].in.assign(elems, uint64_t{1} << r);
-    st[r].out.assign(elems, 0);
+    st[r].in.resize(setup.in_elems[r]);
+    for (uint64_t i = 0; i < setup.in_elems[r]; ++i) st[r].in[i] = setup.input(r, i);
+    st[r].out.assign(setup.out_elems[r], 0);
     st[r].scratch.assign(s.scratch_elems, 0);
     st[r].done.assign(s.ops.size(), false);
     for (const Op& o : s.ops) st[r].remaining.push_back(o.dep_count);

@@ -2,6 +2,9 @@
 
 #include <mpi.h>
 
+#include <cstring>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "collectives/baselines/mpi/mpi_runtime.h"
@@ -68,16 +71,61 @@ class MpiBackend final : public CollectiveBackend {
   char* recvBuffer() override { return recv_.data(); }
   Status prepare(const OpConfig& cfg) override {
     CCSCOPE_ASSIGN_OR_RETURN(type_, mpiType(cfg.dtype));
-    CCSCOPE_ASSIGN_OR_RETURN(op_, mpiOp(cfg.op));
-    count_ = static_cast<int>(cfg.count);
+    if (isReduction(cfg.collective)) {
+      CCSCOPE_ASSIGN_OR_RETURN(op_, mpiOp(cfg.op));
+    }
     if (cfg.count > static_cast<uint64_t>(INT32_MAX))
       return Status(Code::kUnsupported, "MPI counts are limited to 2^31-1 elements");
+    cfg_ = cfg;
+    elem_ = core::dataTypeSize(cfg.dtype);
+    block_ = static_cast<int>(cfg.count / size());
+    if (cfg.collective == Collective::kAlltoallv) {
+      int n = size(), r = rank();
+      counts_.assign(4 * n, 0);
+      for (int p = 0; p < n; ++p) {
+        counts_[p] = static_cast<int>(cfg.plan->at(r, p));
+        counts_[n + p] = static_cast<int>(cfg.plan->sendOffset(r, p));
+        counts_[2 * n + p] = static_cast<int>(cfg.plan->at(p, r));
+        counts_[3 * n + p] = static_cast<int>(cfg.plan->recvOffset(r, p));
+      }
+    }
     return Status::ok();
   }
   // MPI collectives take no deadline; the harness watchdog bounds them.
   Status run(bool in_place, core::Deadline) override {
-    return check("MPI_Allreduce", MPI_Allreduce(in_place ? MPI_IN_PLACE : send_.data(),
-                                                recv_.data(), count_, type_, op_, MPI_COMM_WORLD));
+    char* send = send_.data();
+    char* recv = recv_.data();
+    int count = static_cast<int>(cfg_.count), n = size(), r = rank();
+    switch (cfg_.collective) {
+      case Collective::kAllreduce:
+        return check("MPI_Allreduce", MPI_Allreduce(in_place ? MPI_IN_PLACE : send, recv, count,
+                                                    type_, op_, MPI_COMM_WORLD));
+      case Collective::kReduceScatter: {
+        Status s = check("MPI_Reduce_scatter_block",
+                         MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : send, recv, block_,
+                                                  type_, op_, MPI_COMM_WORLD));
+        // MPI leaves an in-place result at the start; NCCL's (ours) is at this rank's block.
+        if (in_place && r > 0) std::memmove(recv + static_cast<size_t>(block_) * r * elem_, recv, block_ * elem_);
+        return s;
+      }
+      case Collective::kAllgather:
+        return check("MPI_Allgather", MPI_Allgather(in_place ? MPI_IN_PLACE : send, block_, type_,
+                                                    recv, block_, type_, MPI_COMM_WORLD));
+      case Collective::kAlltoall:
+        return check("MPI_Alltoall", MPI_Alltoall(send, block_, type_, recv, block_, type_, MPI_COMM_WORLD));
+      case Collective::kAlltoallv:
+        return check("MPI_Alltoallv", MPI_Alltoallv(send, counts_.data(), counts_.data() + n, type_, recv,
+                                                    counts_.data() + 2 * n, counts_.data() + 3 * n,
+                                                    type_, MPI_COMM_WORLD));
+      case Collective::kBroadcast:
+        // Out of place, the root's data starts in its send buffer (NCCL's semantics).
+        if (!in_place && r == cfg_.root) std::memcpy(recv, send, cfg_.count * elem_);
+        return check("MPI_Bcast", MPI_Bcast(recv, count, type_, cfg_.root, MPI_COMM_WORLD));
+      case Collective::kSendrecv:
+        return check("MPI_Sendrecv", MPI_Sendrecv(send, count, type_, (r + 1) % n, 0, recv, count, type_,
+                                                  (r + n - 1) % n, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    }
+    return Status(Code::kInternal, "unknown collective");
   }
   Status barrier(core::Deadline) override { return check("MPI_Barrier", MPI_Barrier(MPI_COMM_WORLD)); }
   Status maxDoubles(std::span<double> v, core::Deadline) override {
@@ -93,7 +141,10 @@ class MpiBackend final : public CollectiveBackend {
   HostBuffer send_, recv_;
   MPI_Datatype type_ = MPI_FLOAT;
   MPI_Op op_ = MPI_SUM;
-  int count_ = 0;
+  OpConfig cfg_;
+  size_t elem_ = 4;
+  int block_ = 0;
+  std::vector<int> counts_;  // alltoallv: send counts, send displs, recv counts, recv displs
 };
 
 }  // namespace
