@@ -107,6 +107,12 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
     CCSCOPE_RETURN_IF_ERROR(bench::parseAlltoallvSpec(c.a2av).status());
   }
   if (const char* v = std::getenv("CCSCOPE_TESTONLY_CORRUPT_RANK")) c.corrupt_rank = std::atoi(v);
+  if (const char* v = std::getenv("CCSCOPE_TESTONLY_MISMATCH")) {
+    std::string s(v);
+    size_t colon = s.find(':');
+    c.mismatch_rank = std::atoi(s.substr(0, colon).c_str());
+    c.mismatch_kind = colon == std::string::npos ? "skip" : s.substr(colon + 1);
+  }
   CCSCOPE_RETURN_IF_ERROR(bench::validate(c));
   return c;
 }

@@ -8,8 +8,10 @@
 #include <spdlog/spdlog.h>
 
 #include "app/command.h"
+#include "app/failure_report.h"
 #include "app/run_metadata.h"
 #include "app/watchdog.h"
+#include "diagnostics/live/flight_dump.h"
 #include "bench/sweep.h"
 #include "collectives/schedule_backend.h"
 #include "launch/store_client.h"
@@ -118,32 +120,6 @@ core::Result<std::vector<std::string>> gatherHosts(launch::StoreClient& c, doubl
   return hosts;
 }
 
-int exitCodeFor(const Status& s) {
-  switch (s.code()) {
-    case Code::kInvalidArgument: case Code::kUnsupported: return kExitUsage;
-    case Code::kUnavailable: return s.layer() == Layer::kBootstrap ? kExitHang : kExitMissing;
-    case Code::kDeadlineExceeded: case Code::kPeerClosed: case Code::kRemoteError:
-    case Code::kAborted: return kExitHang;
-    case Code::kWrongResults: return kExitWrongResults;
-    default: return kExitFailed;
-  }
-}
-
-// A collective failed: ask the store who stopped answering, print it, tell the others.
-int reportFailure(const Status& s, launch::StoreClient* client, int rank) {
-  std::fprintf(stderr, "ccscope: rank %d: %s\n", rank, s.toString().c_str());
-  int code = exitCodeFor(s);
-  if (code == kExitHang && client) {
-    launch::FailureVerdict v = client->whoFailed(3.0);
-    if (!v.ranks.empty())
-      std::fprintf(stderr, "ccscope: rank %d: diagnosis: %s\n", rank, v.text.c_str());
-    else
-      std::fprintf(stderr, "ccscope: rank %d: diagnosis: every other rank is alive and sending "
-                   "heartbeats; they are stalled or disagree on the collective (application)\n", rank);
-  }
-  return code;
-}
-
 core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
     const std::string& algo, transports::Transport* t, const bench::BenchConfig& cfg) {
   if (algo == "native" || cfg.transport == "mpi") {
@@ -161,15 +137,19 @@ core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
 }  // namespace
 
 int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launch::LaunchInfo& info) {
+  core::FlightRecorder recorder;  // declared first: the heartbeat thread reads it until rv dies
   Rendezvous rv;
+  FailureContext fctx{info.rank, hostName(), nullptr, &recorder, nullptr};
   auto fail = [&](Status s) {
-    int code = reportFailure(s, rv.client.get(), info.rank);
+    int code = reportFailure(s, fctx);
     if (rv.client) rv.client->reportAbort(s.message());
     lingerWhileOthersNeedTheStore(rv, info.rank);
     return code;
   };
   if (Status s = joinRendezvous(info, o, cfg.timeout_s, rv); !s.isOk()) return fail(s);
   launch::StoreClient& client = *rv.client;
+  fctx.client = &client;
+  client.setNoteProvider([&recorder] { return diagnostics::flightSnapshot(recorder); });
   std::unique_ptr<transports::Transport> transport;
   if (cfg.transport != "mpi") {
     transports::TransportOptions to{info.size, o.tcp_streams, o.ifname, client.localAddress(), 0};
@@ -195,6 +175,7 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
       if (!j) return fail(j.status());
       json = std::move(j.value());
       fan.sinks.push_back(json.get());
+      fctx.json = json.get();
     }
   }
   reports::ResultSink& sink = info.rank == 0 ? static_cast<reports::ResultSink&>(fan) : null_sink;
@@ -202,16 +183,23 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
   reports::RunSummary total;
   double busbw_sum = 0;
   // MPI calls take no deadline: a watchdog ends a call stuck past the timeout.
-  Watchdog dog(cfg.timeout_s, [&](double stuck_s) {
-    Status s(Code::kDeadlineExceeded,
-             fmt::format("a {} call has been stuck for {:.1f} s", cfg.transport, stuck_s));
-    std::fflush(stdout);
-    std::_Exit(fail(s));
-  });
+  Watchdog dog(
+      cfg.timeout_s,
+      [&](double stuck_s) {
+        Status s(Code::kDeadlineExceeded,
+                 fmt::format("a {} call has been stuck for {:.1f} s", cfg.transport, stuck_s));
+        std::fflush(stdout);
+        std::_Exit(fail(s));
+      },
+      [&] {  // SIGUSR1: dump the flight recorder without stopping
+        std::string path = diagnostics::writeFlightDump(recorder, info.rank, fctx.host);
+        std::fprintf(stderr, "ccscope: rank %d: flight recorder dumped to %s\n", info.rank, path.c_str());
+      });
   for (const std::string& algo : cfg.algorithms) {
     auto backend = makeBackend(algo, transport.get(), cfg);
     if (!backend) return fail(backend.status());
     if (!transport) backend = watched(std::move(backend.value()), dog);
+    (*backend)->setFlightRecorder(&recorder);
     if (cfg.algorithms.size() > 1) sink.onSection("algorithm: " + algo);
     auto summary = bench::runSweep(cfg, **backend, sink);
     if (!summary) return fail(summary.status());
@@ -221,6 +209,7 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
   }
   total.avg_busbw_gbps = total.rows ? busbw_sum / total.rows : 0;
   sink.onEnd(total);
+  client.setNoteProvider(nullptr);  // the recorder goes out of scope before the client
   client.finish();
   lingerWhileOthersNeedTheStore(rv, info.rank);
 #ifdef CCSCOPE_HAVE_MPI

@@ -1,11 +1,26 @@
 #include "app/watchdog.h"
 
+#include <signal.h>
+
 namespace ccscope::app {
 
 using core::Status;
 
-Watchdog::Watchdog(double timeout_s, std::function<void(double)> on_hang)
-    : timeout_ns_(static_cast<int64_t>(timeout_s * 1e9)), on_hang_(std::move(on_hang)) {
+namespace {
+// Set by the SIGUSR1 handler (async-signal-safe), consumed by the watchdog thread.
+std::atomic<bool> g_dump_requested{false};
+void onUsr1(int) { g_dump_requested.store(true, std::memory_order_relaxed); }
+}  // namespace
+
+Watchdog::Watchdog(double timeout_s, std::function<void(double)> on_hang, std::function<void()> on_dump)
+    : timeout_ns_(static_cast<int64_t>(timeout_s * 1e9)), on_hang_(std::move(on_hang)),
+      on_dump_(std::move(on_dump)) {
+  if (on_dump_) {
+    struct sigaction sa {};
+    sa.sa_handler = onUsr1;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGUSR1, &sa, nullptr);
+  }
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -22,6 +37,7 @@ void Watchdog::loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     cv_.wait_for(lock, std::chrono::milliseconds(100));
+    if (on_dump_ && g_dump_requested.exchange(false)) on_dump_();
     int64_t started = started_ns_.load(std::memory_order_relaxed);
     if (started && core::nowNs() - started > timeout_ns_) on_hang_((core::nowNs() - started) / 1e9);
   }

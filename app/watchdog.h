@@ -16,8 +16,10 @@ namespace ccscope::app {
 
 class Watchdog {
  public:
-  // on_hang runs on the watchdog thread and must not return (it exits the process).
-  Watchdog(double timeout_s, std::function<void(double stuck_s)> on_hang);
+  // on_hang runs on the watchdog thread and must not return (it exits the process); on_dump
+  // runs there too, after SIGUSR1 (the handler only sets a flag).
+  Watchdog(double timeout_s, std::function<void(double stuck_s)> on_hang,
+           std::function<void()> on_dump = nullptr);
   ~Watchdog();
   void begin() { started_ns_.store(core::nowNs(), std::memory_order_relaxed); }
   void end() { started_ns_.store(0, std::memory_order_relaxed); }
@@ -26,6 +28,7 @@ class Watchdog {
   void loop();
   int64_t timeout_ns_;
   std::function<void(double)> on_hang_;
+  std::function<void()> on_dump_;
   std::atomic<int64_t> started_ns_{0};
   std::mutex mu_;
   std::condition_variable cv_;

@@ -30,6 +30,10 @@ struct BenchConfig {
   std::string a2av = "uniform";  // all-to-allv traffic (alltoallv_plan.h)
   // Test-only: CCSCOPE_TESTONLY_CORRUPT_RANK=r corrupts one reduction on rank r.
   int corrupt_rank = -1;
+  // Test-only: CCSCOPE_TESTONLY_MISMATCH=r:skip makes rank r skip one collective at the second
+  // size; r:count makes it use a larger count there (ranks disagree on the collective).
+  int mismatch_rank = -1;
+  std::string mismatch_kind;
 };
 
 // Message sizes of the sweep, in bytes (before rounding to whole elements).

@@ -53,7 +53,13 @@ class SizeRunner {
     // Back-to-back iterations: the mean per operation (what nccl-tests reports).
     CCSCOPE_RETURN_IF_ERROR(b_.barrier(opDeadline()));
     int64_t t0 = core::nowNs();
-    for (int i = 0; i < cfg_.iters; ++i) CCSCOPE_RETURN_IF_ERROR(b_.run(in_place, opDeadline()));
+    for (int i = 0; i < cfg_.iters; ++i) {
+      if (skip_next_) {  // test-only: this rank skips one collective
+        skip_next_ = false;
+        continue;
+      }
+      CCSCOPE_RETURN_IF_ERROR(b_.run(in_place, opDeadline()));
+    }
     stats_[0] = (core::nowNs() - t0) / 1e3 / cfg_.iters;
     // Barrier-separated iterations: the per-iteration distribution.
     for (int i = 0; i < cfg_.iters; ++i) {
@@ -78,6 +84,9 @@ class SizeRunner {
   const BenchConfig& cfg_;
   CollectiveBackend& b_;
   std::vector<double> stats_;
+
+ public:
+  bool skip_next_ = false;
 };
 
 struct SizePlan {
@@ -147,6 +156,10 @@ core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg, CollectiveBac
           CCSCOPE_ASSIGN_OR_RETURN(collectives::AlltoallvPlan p, makeAlltoallvPlan(spec, backend.size(), count));
           a2av = std::make_unique<collectives::AlltoallvPlan>(std::move(p));
         }
+        // Test-only fault injection (CCSCOPE_TESTONLY_MISMATCH) at the second size.
+        bool inject = cfg.mismatch_rank == backend.rank() && &plan == &plans[std::min<size_t>(1, plans.size() - 1)];
+        if (inject && cfg.mismatch_kind == "count") count += backend.size();
+        runner.skip_next_ = inject && cfg.mismatch_kind == "skip";
         OpConfig op{cfg.collective, count, dt, rop, cfg.root, a2av.get()};
         CCSCOPE_RETURN_IF_ERROR(backend.prepare(op));
         auto geo = collectives::geometry(op.collective, count, backend.size(), backend.rank(), op.plan);

@@ -10,6 +10,7 @@
 
 #include "collectives/collective.h"
 #include "core/deadline.h"
+#include "core/flight_record.h"
 #include "core/dtype.h"
 #include "core/status.h"
 
@@ -47,8 +48,11 @@ class CollectiveBackend {
   virtual core::Status sumInts(std::span<int64_t> values, core::Deadline deadline) = 0;
   // Test-only fault injection (see bench's CCSCOPE_TESTONLY_* switches).
   virtual void corruptNextResult() {}
-  // Where the collective stands, for hang reports: "collective #12 step 40 of 96".
-  virtual std::string progressNote() const { return ""; }
+  // Every run, barrier and statistics reduction is recorded here (nullptr: not recorded).
+  void setFlightRecorder(core::FlightRecorder* r) { recorder_ = r; }
+
+ protected:
+  core::FlightRecorder* recorder_ = nullptr;
 };
 
 }  // namespace ccscope::collectives

@@ -107,12 +107,12 @@ Status Executor::postComm(transports::Transport& t, const Buffers& bufs, uint32_
   return Status::ok();
 }
 
-Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadline deadline) {
+Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadline deadline,
+                     core::FlightEntry* fe) {
   CCSCOPE_CHECK(sched_ != nullptr, "Executor::run before prepare");
   const auto& ops = sched_->ops;
   ++calls_;
   done_ = 0;
-  progress_ = Progress{calls_, 0, static_cast<uint32_t>(ops.size()), -1};
   std::fill(ready_.begin(), ready_.end(), 0);
   std::fill(lane_cursor_.begin(), lane_cursor_.end(), 0);
   local_queue_.clear();
@@ -137,10 +137,15 @@ Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadli
       continue;
     }
     if (outstanding_.empty()) break;
+    if (fe) {
+      const transports::RequestRecord& oldest = t.requests().at(outstanding_[0]);
+      fe->waitingOn(oldest.peer, oldest.len, oldest.bytes);
+    }
     CCSCOPE_RETURN_IF_ERROR(t.waitAny(outstanding_, deadline).prepend(
         fmt::format("collective #{} step {} of {}", calls_, done_, ops.size())));
     for (size_t i = 0; i < outstanding_.size();) {
       if (!t.requests().finished(outstanding_[i])) { ++i; continue; }
+      if (fe) fe->progress(done_ + 1, t.requests().at(outstanding_[i]).last_progress_ns);
       Status s = t.requests().release(outstanding_[i]);
       uint32_t op = outstanding_op_[i];
       outstanding_[i] = outstanding_.back();
@@ -150,9 +155,7 @@ Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadli
       if (!s.isOk()) return s;
       markDone(op);
     }
-    progress_.ops_done = done_;
   }
-  progress_.ops_done = done_;
   CCSCOPE_CHECK(done_ == ops.size(), "schedule has a dependency cycle");
   return Status::ok();
 }

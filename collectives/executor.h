@@ -10,6 +10,7 @@
 #include "collectives/reduce_kernels.h"
 #include "collectives/schedule.h"
 #include "core/deadline.h"
+#include "core/flight_record.h"
 #include "core/dtype.h"
 #include "core/status.h"
 #include "transports/transport.h"
@@ -20,23 +21,17 @@ struct Buffers {
   transports::MemoryRegion input, output, scratch;
 };
 
-// Where an operation stands: what the flight recorder and hang reports read.
-struct Progress {
-  uint64_t seq = 0;         // collective call number on this rank
-  uint32_t ops_done = 0;
-  uint32_t ops_total = 0;
-  int waiting_peer = -1;    // the peer of the oldest outstanding request
-};
-
 class Executor {
  public:
   // Binds a schedule (kept by reference: it must outlive the executor's use of it).
   // `channel` separates independent executors' messages (0: the measured collective, 1: the
   // harness's own barriers and statistics) in the tags.
   void prepare(const Schedule& s, core::DataType dtype, core::ReduceOp op, uint32_t channel = 0);
-  // Runs the bound schedule once. The deadline covers the whole collective.
-  core::Status run(transports::Transport& t, const Buffers& bufs, core::Deadline deadline);
-  const Progress& progress() const { return progress_; }
+  // Runs the bound schedule once. The deadline covers the whole collective. When `fe` is given,
+  // progress (ops done, the peer waited on, bytes moved) is written into it as it happens.
+  core::Status run(transports::Transport& t, const Buffers& bufs, core::Deadline deadline,
+                   core::FlightEntry* fe = nullptr);
+  size_t opCount() const { return sched_ ? sched_->ops.size() : 0; }
   // Test-only fault injection: flip one bit of the last value this rank computes in the next
   // run (the final reduction of the chunk it owns), so every rank receives the wrong element.
   void corruptNextReduction() { corrupt_ = true; }
@@ -68,7 +63,6 @@ class Executor {
   std::vector<uint32_t> outstanding_op_;
   uint32_t done_ = 0;
   uint64_t calls_ = 0;
-  Progress progress_;
 };
 
 }  // namespace ccscope::collectives

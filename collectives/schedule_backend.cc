@@ -86,6 +86,8 @@ Status ScheduleBackend::prepare(const OpConfig& cfg) {
   CCSCOPE_RETURN_IF_ERROR(ensureScratch(sched_.scratch_elems * elem));
   exec_.prepare(sched_, cfg.dtype, cfg.op);
   elem_ = elem;
+  cfg_ = cfg;
+  algo_name_ = algo->name;  // static: flight records may outlive this backend
   return Status::ok();
 }
 
@@ -96,12 +98,23 @@ Status ScheduleBackend::run(bool in_place, core::Deadline deadline) {
     b.input.base += geo_.in_place_in_offset * elem_;
     b.output.base += geo_.in_place_out_offset * elem_;
   }
-  return exec_.run(t_, b, deadline);
+  if (!recorder_) return exec_.run(t_, b, deadline);
+  core::FlightEntry& fe = recorder_->begin(collectiveName(cfg_.collective), algo_name_,
+                                           core::dataTypeName(cfg_.dtype), cfg_.count * elem_,
+                                           static_cast<uint32_t>(exec_.opCount()));
+  Status s = exec_.run(t_, b, deadline, &fe);
+  core::FlightRecorder::end(fe, s.isOk());
+  return s;
 }
 
 Status ScheduleBackend::barrier(core::Deadline deadline) {
   Buffers b{aux_mr_, aux_mr_, aux_mr_};
-  return barrier_exec_.run(t_, b, deadline).prepend("harness barrier");
+  core::FlightEntry* fe = recorder_ ? &recorder_->begin("barrier", "dissemination", "none", 0,
+                                                        static_cast<uint32_t>(barrier_exec_.opCount()))
+                                    : nullptr;
+  Status s = barrier_exec_.run(t_, b, deadline, fe).prepend("harness barrier");
+  if (fe) core::FlightRecorder::end(*fe, s.isOk());
+  return s;
 }
 
 Status ScheduleBackend::smallAllreduce(void* data, size_t count, core::DataType dt,
@@ -127,9 +140,5 @@ Status ScheduleBackend::sumInts(std::span<int64_t> v, core::Deadline deadline) {
   return smallAllreduce(v.data(), v.size(), core::DataType::kInt64, core::ReduceOp::kSum, deadline);
 }
 
-std::string ScheduleBackend::progressNote() const {
-  const Progress& p = exec_.progress();
-  return fmt::format("{} #{}: op {} of {}", algorithm(), p.seq, p.ops_done, p.ops_total);
-}
 
 }  // namespace ccscope::collectives

@@ -50,7 +50,6 @@ class ScheduleBackend final : public CollectiveBackend {
   core::Status maxDoubles(std::span<double> values, core::Deadline deadline) override;
   core::Status sumInts(std::span<int64_t> values, core::Deadline deadline) override;
   void corruptNextResult() override { exec_.corruptNextReduction(); }
-  std::string progressNote() const override;
 
  private:
   ScheduleBackend(transports::Transport& t, AlgorithmOptions o) : t_(t), opts_(std::move(o)) {}
@@ -67,6 +66,8 @@ class ScheduleBackend final : public CollectiveBackend {
   Executor exec_;
   Geometry geo_;
   size_t elem_ = 1;
+  OpConfig cfg_;
+  const char* algo_name_ = "";
   // The harness's own barrier and statistics reductions use a separate executor.
   Schedule barrier_sched_;
   Executor barrier_exec_;  // prepared once: barriers sit between timed iterations

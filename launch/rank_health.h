@@ -21,7 +21,9 @@ struct RankHealth {
   int64_t ms_since_heartbeat = 0;
   int64_t ms_since_change = 0;  // since it went gone / aborted / done
   std::string host;
-  std::string note;  // abort reason or last progress note
+  std::string addr;      // IP the store sees the rank's control connection come from
+  std::string note;      // abort reason
+  std::string progress;  // the rank's last progress snapshot (flight recorder, JSON)
 };
 
 struct FailureVerdict {

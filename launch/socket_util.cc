@@ -111,6 +111,25 @@ std::string localAddressOf(int fd) {
   return buf;
 }
 
+std::string peerAddressOf(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  char buf[INET6_ADDRSTRLEN] = {0};
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "";
+  if (ss.ss_family == AF_INET)
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, buf, sizeof buf);
+  else
+    inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, buf, sizeof buf);
+  return buf;
+}
+
+bool tcpReachable(const std::string& host, int port, core::Deadline deadline) {
+  auto fd = connectTcp(HostPort{host, port}, deadline, /*retry_refused=*/false);
+  if (fd) return true;
+  long err = fd.status().nativeCode();
+  return err == ECONNREFUSED || err == ECONNRESET;
+}
+
 static Status connectOnce(const addrinfo* ai, core::Deadline deadline, Fd* out) {
   Fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd.valid()) return core::errnoStatus("socket", errno, Layer::kHostNetwork);

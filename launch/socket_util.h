@@ -39,6 +39,10 @@ core::Result<HostPort> parseHostPort(const std::string& s);
 core::Result<Fd> listenTcp(const std::string& host, int port, int backlog = 512);
 int boundPort(int fd);
 std::string localAddressOf(int fd);  // getsockname() as text
+std::string peerAddressOf(int fd);   // getpeername() as text
+// Whether a host answers TCP at all: a connection accepted or refused (RST) means reachable;
+// silence until the deadline means the path is down or filtered.
+bool tcpReachable(const std::string& host, int port, core::Deadline deadline);
 // Connects with retries on ECONNREFUSED until the deadline (the listener may not exist yet).
 core::Result<Fd> connectTcp(const HostPort& hp, core::Deadline deadline, bool retry_refused);
 core::Status setNonBlocking(int fd);

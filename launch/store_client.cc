@@ -71,16 +71,15 @@ void StoreClient::heartbeatLoop() {
   std::unique_lock<std::mutex> lock(ctl_mu_);
   while (!stop_) {
     Writer w(MsgType::kHeartbeat);
-    w.str(note_);
+    w.str(note_provider_ ? note_provider_() : std::string());
     if (ctl_.valid() && !sendFrame(ctl_.get(), w.frame(), Deadline::afterSeconds(1)).isOk()) break;
-    note_.clear();
     cv_.wait_for(lock, std::chrono::milliseconds(kHeartbeatEveryMs));
   }
 }
 
-void StoreClient::setNote(std::string note) {
+void StoreClient::setNoteProvider(std::function<std::string()> provider) {
   std::lock_guard<std::mutex> lock(ctl_mu_);
-  note_ = std::move(note);
+  note_provider_ = std::move(provider);
 }
 
 core::Result<std::string> StoreClient::request(const std::string& frame, int64_t id, Deadline deadline) {
@@ -160,7 +159,7 @@ core::Result<std::vector<RankHealth>> StoreClient::health(Deadline deadline) {
     for (auto& h : table) {
       uint32_t rank = 0, state = 0;
       r.u32(&rank); r.u32(&state); r.i64(&h.ms_since_heartbeat); r.i64(&h.ms_since_change);
-      r.str(&h.host); r.str(&h.note);
+      r.str(&h.host); r.str(&h.note); r.str(&h.progress); r.str(&h.addr);
       h.rank = static_cast<int>(rank);
       h.state = static_cast<RankState>(state);
     }

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,7 +38,8 @@ class StoreClient : public Bootstrap {
   // Asks the store who failed first; waits up to `settle` for a frozen rank to become visible.
   FailureVerdict whoFailed(double settle_seconds);
   void reportAbort(const std::string& reason);
-  void setNote(std::string note);
+  // Called by the heartbeat thread on every beat: the progress snapshot sent with it.
+  void setNoteProvider(std::function<std::string()> provider);
   // Clean goodbye: the store records this rank as done, not gone.
   void finish();
   // The local address of this rank's connection to the store: the interface that reaches it.
@@ -55,7 +57,7 @@ class StoreClient : public Bootstrap {
   Fd kv_, ctl_;
   std::mutex kv_mu_, ctl_mu_;
   int64_t next_id_ = 1;
-  std::string note_;
+  std::function<std::string()> note_provider_;
   std::atomic<bool> stop_{false};
   bool finished_ = false;
   std::condition_variable_any cv_;

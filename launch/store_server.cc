@@ -110,6 +110,7 @@ void StoreServer::State::handleHello(Conn& c, Reader& r) {
     RankRecord& rec = ranks[rank];
     rec.h.state = RankState::kAlive;
     rec.h.host = host;
+    rec.h.addr = peerAddressOf(c.fd.get());
     rec.last_heartbeat_ns = rec.changed_ns = core::nowNs();
   }
   Writer ok(MsgType::kHelloOk);
@@ -158,8 +159,10 @@ void StoreServer::State::handle(Conn& c, const Frame& f) {
       if (f.type == MsgType::kAbort) {
         rec.h.state = RankState::kAborted;
         rec.changed_ns = rec.last_heartbeat_ns;
+        rec.h.note = note;
+      } else if (!note.empty()) {
+        rec.h.progress = note;
       }
-      if (!note.empty()) rec.h.note = note;
       break;
     }
     case MsgType::kHealth: {
@@ -169,7 +172,7 @@ void StoreServer::State::handle(Conn& c, const Frame& f) {
       w.i64(id).u32(static_cast<uint32_t>(table.size()));
       for (const auto& h : table)
         w.u32(h.rank).u32(static_cast<uint32_t>(h.state)).i64(h.ms_since_heartbeat)
-            .i64(h.ms_since_change).str(h.host).str(h.note);
+            .i64(h.ms_since_change).str(h.host).str(h.note).str(h.progress).str(h.addr);
       reply(c, w);
       break;
     }

@@ -92,7 +92,16 @@ class MpiBackend final : public CollectiveBackend {
     return Status::ok();
   }
   // MPI collectives take no deadline; the harness watchdog bounds them.
-  Status run(bool in_place, core::Deadline) override {
+  Status run(bool in_place, core::Deadline d) override {
+    if (!recorder_) return call(in_place, d);
+    core::FlightEntry& fe = recorder_->begin(collectiveName(cfg_.collective), "native",
+                                             core::dataTypeName(cfg_.dtype), cfg_.count * elem_, 1);
+    Status s = call(in_place, d);
+    core::FlightRecorder::end(fe, s.isOk());
+    return s;
+  }
+
+  Status call(bool in_place, core::Deadline) {
     char* send = send_.data();
     char* recv = recv_.data();
     int count = static_cast<int>(cfg_.count), n = size(), r = rank();

@@ -1,0 +1,27 @@
+// What a rank does when its run fails: map the status to an exit code, and for hangs ask the
+// store for every rank's state and progress, diagnose (diagnostics/live), print the verdict,
+// dump the flight recorder, and append the diagnosis to the JSON Lines file (rank 0).
+#pragma once
+
+#include <string>
+
+#include "core/flight_record.h"
+#include "core/status.h"
+#include "launch/store_client.h"
+#include "reports/jsonl_writer.h"
+
+namespace ccscope::app {
+
+struct FailureContext {
+  int rank = 0;
+  std::string host;
+  launch::StoreClient* client = nullptr;           // null before the rendezvous
+  const core::FlightRecorder* recorder = nullptr;
+  reports::JsonLinesWriter* json = nullptr;         // rank 0's results file, if any
+};
+
+int exitCodeFor(const core::Status& s);
+// Prints the failure (and the diagnosis for hangs); returns the exit code.
+int reportFailure(const core::Status& s, const FailureContext& ctx);
+
+}  // namespace ccscope::app

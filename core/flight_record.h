@@ -1,0 +1,82 @@
+// The flight recorder's storage: a fixed ring of the most recent collective operations of this
+// rank, written by the data path with relaxed atomic stores only (no locks, no allocation) and
+// read concurrently by the agent thread (heartbeat snapshots) and by dumps (timeout, SIGUSR1,
+// coordinator request). Readers may see a half-updated entry; every field is individually
+// consistent, which is all a hang report needs.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+#include "core/deadline.h"
+
+namespace ccscope::core {
+
+enum class FlightState : uint32_t { kEmpty, kRunning, kDone, kFailed };
+
+struct FlightEntry {
+  std::atomic<uint64_t> seq{0};
+  std::atomic<const char*> collective{""};  // static strings only
+  std::atomic<const char*> algorithm{""};
+  std::atomic<const char*> dtype{""};
+  std::atomic<uint64_t> bytes{0};
+  std::atomic<int64_t> start_ns{0};
+  std::atomic<int64_t> end_ns{0};
+  std::atomic<int64_t> last_progress_ns{0};
+  std::atomic<FlightState> state{FlightState::kEmpty};
+  std::atomic<uint32_t> step{0};   // operations of the schedule completed
+  std::atomic<uint32_t> steps{0};  // operations in the schedule
+  std::atomic<int32_t> waiting_peer{-1};
+  std::atomic<uint64_t> peer_expected{0};  // bytes of the request waited on
+  std::atomic<uint64_t> peer_moved{0};     // ... and how many of them moved
+
+  void progress(uint32_t done, int64_t now) {
+    step.store(done, std::memory_order_relaxed);
+    last_progress_ns.store(now, std::memory_order_relaxed);
+  }
+  void waitingOn(int peer, uint64_t expected, uint64_t moved) {
+    waiting_peer.store(peer, std::memory_order_relaxed);
+    peer_expected.store(expected, std::memory_order_relaxed);
+    peer_moved.store(moved, std::memory_order_relaxed);
+  }
+};
+
+class FlightRecorder {
+ public:
+  static constexpr size_t kEntries = 64;
+
+  // Starts a new operation in the next slot; returns it for the data path to update.
+  FlightEntry& begin(const char* collective, const char* algorithm, const char* dtype,
+                     uint64_t bytes, uint32_t steps) {
+    uint64_t seq = next_seq_.fetch_add(1, std::memory_order_relaxed) + 1;
+    FlightEntry& e = entries_[seq % kEntries];
+    int64_t now = nowNs();
+    e.state.store(FlightState::kRunning, std::memory_order_relaxed);
+    e.collective.store(collective, std::memory_order_relaxed);
+    e.algorithm.store(algorithm, std::memory_order_relaxed);
+    e.dtype.store(dtype, std::memory_order_relaxed);
+    e.bytes.store(bytes, std::memory_order_relaxed);
+    e.start_ns.store(now, std::memory_order_relaxed);
+    e.end_ns.store(0, std::memory_order_relaxed);
+    e.steps.store(steps, std::memory_order_relaxed);
+    e.waitingOn(-1, 0, 0);
+    e.progress(0, now);
+    e.seq.store(seq, std::memory_order_release);
+    return e;
+  }
+  static void end(FlightEntry& e, bool ok) {
+    e.end_ns.store(nowNs(), std::memory_order_relaxed);
+    e.waitingOn(-1, 0, 0);
+    e.state.store(ok ? FlightState::kDone : FlightState::kFailed, std::memory_order_release);
+  }
+
+  uint64_t latestSeq() const { return next_seq_.load(std::memory_order_acquire); }
+  const FlightEntry& entry(uint64_t seq) const { return entries_[seq % kEntries]; }
+
+ private:
+  std::atomic<uint64_t> next_seq_{0};
+  std::array<FlightEntry, kEntries> entries_;
+};
+
+}  // namespace ccscope::core

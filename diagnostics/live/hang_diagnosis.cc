@@ -1,0 +1,203 @@
+#include "diagnostics/live/hang_diagnosis.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "diagnostics/live/flight_dump.h"
+
+namespace ccscope::diagnostics {
+
+using core::Layer;
+using launch::RankHealth;
+using launch::RankState;
+using reports::Diagnosis;
+
+namespace {
+
+std::string hostOf(const RankHealth& h) { return h.host.empty() ? h.addr : h.host; }
+
+Diagnosis make(Layer layer, std::string verdict, std::string next) {
+  Diagnosis d;
+  d.layer = layer;
+  d.conclusive = true;
+  d.confidence = "high";
+  d.verdict = std::move(verdict);
+  d.next_step = std::move(next);
+  return d;
+}
+
+void blame(Diagnosis& d, const RankHealth& h) {
+  d.culprit.ranks.push_back(h.rank);
+  if (!hostOf(h).empty()) d.culprit.hosts.push_back(hostOf(h));
+}
+
+void addEvidence(Diagnosis& d, const HangInputs& in) {
+  d.evidence.push_back({"", 0, fmt::format("rank {}: {}", in.self, in.failure.toString())});
+  for (const RankHealth& h : in.table) {
+    std::string line = fmt::format("rank {} ({}): {}", h.rank, hostOf(h), launch::rankStateName(h.state));
+    if (h.state == RankState::kFrozen) line += fmt::format(", no heartbeat for {} ms", h.ms_since_heartbeat);
+    if (!h.note.empty()) line += ": " + h.note;
+    if (!h.progress.empty()) line += "; last progress " + h.progress;
+    d.evidence.push_back({"", 0, reports::sanitizeText(line, 600)});
+  }
+}
+
+// A rank that is gone or frozen, or whose host went silent.
+std::optional<Diagnosis> deadOrFrozen(const HangInputs& in) {
+  std::vector<const RankHealth*> bad;
+  for (const RankHealth& h : in.table)
+    if (h.rank != in.self && (h.state == RankState::kGone || h.state == RankState::kFrozen))
+      bad.push_back(&h);
+  if (bad.empty()) return std::nullopt;
+  auto when = [](const RankHealth* h) {
+    return h->state == RankState::kFrozen ? h->ms_since_heartbeat : h->ms_since_change;
+  };
+  std::stable_sort(bad.begin(), bad.end(), [&](auto* a, auto* b) { return when(a) > when(b); });
+  const RankHealth& first = *bad.front();
+  // Silence can be the process (stopped, killed) or the path to its host: ask the host.
+  if (first.state == RankState::kFrozen && in.reachable && !first.addr.empty() && !in.reachable(first.addr)) {
+    Diagnosis d = make(Layer::kHostNetwork,
+                       fmt::format("host {} ({}) stopped answering on the network: rank {} went silent "
+                                   "and its host does not answer TCP", hostOf(first), first.addr, first.rank),
+                       "Check that host's link (ip link, cable, switch port), routes and firewall; "
+                       "ping it from the other hosts.");
+    for (const RankHealth* h : bad)
+      if (h->addr == first.addr) blame(d, *h);
+    d.culprit.links.push_back(fmt::format("{} <-> rest of the job", hostOf(first)));
+    return d;
+  }
+  bool gone = first.state == RankState::kGone;
+  Diagnosis d = make(Layer::kApplication,
+                     gone ? fmt::format("rank {} on {} exited or was killed while the others waited for it",
+                                        first.rank, hostOf(first))
+                          : fmt::format("rank {} on {} stopped responding: no heartbeat for {:.1f} s while "
+                                        "its host still answers (process stopped, e.g. SIGSTOP, or hung)",
+                                        first.rank, hostOf(first), first.ms_since_heartbeat / 1e3),
+                     gone ? "Look at that rank's own output and exit status (OOM killer: dmesg; a crash: "
+                            "core dump); rerun with the same ranks to see whether it repeats."
+                          : "Inspect the process (state in /proc/PID/status, gdb -p PID, py-spy dump): is it "
+                            "stopped, swapping, or stuck in a system call?");
+  blame(d, first);
+  return d;
+}
+
+// Ranks at different operations, or at the same operation with different shapes.
+std::optional<Diagnosis> disagreement(const HangInputs& in, const std::map<int, Snapshot>& snaps) {
+  std::map<std::string, std::vector<int>> groups;
+  for (const auto& [rank, s] : snaps)
+    groups[fmt::format("#{} {} {} B {}", s.seq, s.op, s.bytes, s.dtype)].push_back(rank);
+  if (groups.size() < 2) return std::nullopt;
+  auto majority = std::max_element(groups.begin(), groups.end(),
+                                   [](auto& a, auto& b) { return a.second.size() < b.second.size(); });
+  Diagnosis d = make(Layer::kApplication, "", "Make every rank call the same collectives in the same "
+                     "order with the same count and dtype (look for rank-dependent branches).");
+  std::string others;
+  for (const auto& [key, ranks] : groups) {
+    if (&key == &majority->first) continue;
+    for (int r : ranks) {
+      others += fmt::format("{}rank {} is at {}", others.empty() ? "" : "; ", r, key);
+      for (const RankHealth& h : in.table)
+        if (h.rank == r) blame(d, h);
+    }
+  }
+  d.verdict = fmt::format("ranks disagree on the collective: {} rank(s) are at {}, but {}",
+                          majority->second.size(), majority->first, others);
+  return d;
+}
+
+// Follows "a waits on b" from this rank: the head is a rank that waits on nobody, or a
+// two-rank cycle (both wait on each other: the path between them is not carrying data).
+std::optional<Diagnosis> waitFor(const HangInputs& in, const std::map<int, Snapshot>& snaps) {
+  auto next = [&](int r) -> int {
+    auto it = snaps.find(r);
+    return it == snaps.end() || it->second.state != "running" ? -1 : it->second.peer;
+  };
+  int cur = in.failure.peer() >= 0 ? in.failure.peer() : next(in.self);
+  int prev = in.self;
+  std::set<int> seen{in.self};
+  while (cur >= 0 && !seen.count(cur)) {
+    seen.insert(cur);
+    int n = next(cur);
+    if (n < 0) {
+      const RankHealth* h = nullptr;
+      for (const auto& x : in.table) if (x.rank == cur) h = &x;
+      Diagnosis d = make(Layer::kApplication,
+                         fmt::format("rank {} waits for rank {}, which is alive but not inside this "
+                                     "collective (busy elsewhere or skipped it)", prev, cur),
+                         "Find what that rank is doing (py-spy dump / gdb); check for rank-only code paths.");
+      if (h) blame(d, *h);
+      return d;
+    }
+    prev = cur;
+    cur = n;
+  }
+  if (cur < 0 || next(cur) != prev) return std::nullopt;
+  const RankHealth *a = nullptr, *b = nullptr;
+  for (const auto& x : in.table) {
+    if (x.rank == prev) a = &x;
+    if (x.rank == cur) b = &x;
+  }
+  if (!a || !b) return std::nullopt;
+  bool same_host = hostOf(*a) == hostOf(*b);
+  Diagnosis d = make(same_host ? Layer::kLibrary : Layer::kHostNetwork,
+                     fmt::format("ranks {} ({}) and {} ({}) wait for each other and no data moves "
+                                 "between them: the {} between them is not delivering", a->rank,
+                                 hostOf(*a), b->rank, hostOf(*b), same_host ? "transport" : "network path"),
+                     same_host ? "Rerun with another transport (--transport tcp) to isolate the transport."
+                               : "Test that pair of hosts directly (ccscope diagnose, ping, iperf); look for "
+                                 "firewall rules, MTU mismatches or a faulty link between them.");
+  blame(d, *a);
+  blame(d, *b);
+  d.culprit.links.push_back(fmt::format("{} <-> {}", hostOf(*a), hostOf(*b)));
+  return d;
+}
+
+}  // namespace
+
+Diagnosis diagnoseHang(const HangInputs& in) {
+  std::optional<Diagnosis> d;
+  if (in.table.empty()) {
+    d = make(Layer::kApplication,
+             fmt::format("the rendezvous store (rank 0 or the launcher) is gone: {}", in.store_error),
+             "Look at rank 0's (or the launcher's) output: it exited or was killed first.");
+    d->culprit.ranks.push_back(0);
+  }
+  if (!d) d = deadOrFrozen(in);
+  if (!d) {
+    for (const RankHealth& h : in.table)
+      if (h.state == RankState::kNotJoined) {
+        if (!d) d = make(Layer::kBootstrap, "", "Check that every rank was started and can reach the "
+                         "rendezvous address (host, port, firewall).");
+        blame(*d, h);
+      }
+    if (d) d->verdict = fmt::format("rank(s) {} never joined the rendezvous", fmt::join(d->culprit.ranks, ", "));
+  }
+  std::map<int, Snapshot> snaps;
+  for (const RankHealth& h : in.table)
+    if (Snapshot s = parseSnapshot(h.progress); s.valid) snaps[h.rank] = s;
+  if (!d) d = disagreement(in, snaps);
+  if (!d) d = waitFor(in, snaps);
+  if (!d) {
+    d = make(in.failure.layer() == Layer::kNone ? Layer::kApplication : in.failure.layer(),
+             fmt::format("rank {} failed: {}", in.self, in.failure.message()),
+             "Every other rank is alive; compare the ranks' flight-recorder dumps.");
+    d->confidence = "low";
+    if (in.failure.peer() >= 0) d->culprit.ranks.push_back(in.failure.peer());
+  }
+  addEvidence(*d, in);
+  return *d;
+}
+
+std::string renderDiagnosis(const Diagnosis& d) {
+  std::string out = fmt::format("layer {}: {}\n", core::layerName(d.layer), d.verdict);
+  if (!d.culprit.empty())
+    out += fmt::format("  culprit: ranks [{}] hosts [{}] links [{}]\n", fmt::join(d.culprit.ranks, ", "),
+                       fmt::join(d.culprit.hosts, ", "), fmt::join(d.culprit.links, ", "));
+  out += fmt::format("  next step: {}\n", d.next_step);
+  return out;
+}
+
+}  // namespace ccscope::diagnostics
