@@ -4,14 +4,13 @@
 
 #include <fmt/format.h>
 
+#include "app/job_launch.h"
 #include "app/rank_job.h"
 #include "bench/alltoallv_plan.h"
 #include "bench/bench_config.h"
 #include "collectives/algorithms.h"
-#include "core/log.h"
 #include "core/units.h"
 #include "launch/environment.h"
-#include "launch/local_launcher.h"
 
 namespace ccscope::app {
 
@@ -117,45 +116,29 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
   return c;
 }
 
-int defaultLocalRanks() {
-  int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::clamp(cores, 2, 8);
-}
-
 int run(const RawOptions& raw) {
   auto cfg = toConfig(raw);
   if (!cfg) {
     std::fprintf(stderr, "ccscope: error: %s\n", cfg.status().message().c_str());
     return kExitUsage;
   }
-  launch::EnvOverrides ov{raw.store, raw.store_port};
-  auto info = launch::detectLaunch(launch::currentEnvironment(), ov);
-  if (!info) {
-    std::fprintf(stderr, "ccscope: error: %s\n", info.status().message().c_str());
-    return kExitUsage;
-  }
-  core::setupLogging(info->source == launch::LaunchSource::kNone ? -1 : info->rank);
   JobOptions job = raw.job;
   job.store_bind = raw.store_bind;
   job.ifname = raw.ifname;
   job.tcp_streams = raw.tcp_streams;
-  if (info->source != launch::LaunchSource::kNone) return runBenchRank(*cfg, job, *info);
-  if (cfg->transport == "mpi") {
+  LaunchOptions lo{raw.np, cfg->timeout_s, raw.store, raw.store_bind, raw.store_port};
+  if (cfg->transport == "mpi" && !launchedExternally()) {
     std::fprintf(stderr, "ccscope: error: --transport mpi runs under mpirun, e.g. mpirun "
                  "--allow-run-as-root --oversubscribe -np 4 ccscope bench allreduce --transport mpi\n");
     return kExitUsage;
   }
-  launch::LocalLaunchOptions lo;
-  lo.np = raw.np == 0 ? defaultLocalRanks() : raw.np;
-  lo.op_timeout_s = cfg->timeout_s;
-  if (raw.store_port >= 0) lo.port = raw.store_port;
-  if (!raw.store_bind.empty()) lo.bind_host = raw.store_bind;
-  auto rc = launch::runLocalRanks(lo, job.argv);
-  if (!rc) {
-    std::fprintf(stderr, "ccscope: error: %s\n", rc.status().message().c_str());
-    return rc.status().code() == core::Code::kInvalidArgument ? kExitUsage : kExitFailed;
-  }
-  return *rc;
+  return launchOrRun(lo, job.argv, [&](const launch::LaunchInfo& info) {
+    if (cfg->root >= info.size) {
+      if (info.rank == 0) std::fprintf(stderr, "ccscope: error: --root %d is not a rank (0..%d)\n", cfg->root, info.size - 1);
+      return static_cast<int>(kExitUsage);
+    }
+    return runBenchRank(*cfg, job, info);
+  });
 }
 
 }  // namespace

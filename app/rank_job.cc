@@ -9,6 +9,7 @@
 
 #include "app/command.h"
 #include "app/failure_report.h"
+#include "app/rendezvous.h"
 #include "app/run_metadata.h"
 #include "app/watchdog.h"
 #include "diagnostics/live/flight_dump.h"
@@ -35,8 +36,6 @@ using launch::LaunchSource;
 
 namespace {
 
-constexpr double kStoreLingerSeconds = 10;
-
 struct Fanout : reports::ResultSink {
   std::vector<reports::ResultSink*> sinks;
   void onRun(const reports::RunMetadata& m) override { for (auto* s : sinks) s->onRun(m); }
@@ -45,69 +44,6 @@ struct Fanout : reports::ResultSink {
   void onProgress(int d, int t, double e) override { for (auto* s : sinks) s->onProgress(d, t, e); }
   void onEnd(const reports::RunSummary& r) override { for (auto* s : sinks) s->onEnd(r); }
 };
-
-struct Rendezvous {
-  std::unique_ptr<launch::StoreServer> server;  // rank 0 under external launchers
-  std::unique_ptr<launch::StoreClient> client;
-};
-
-// External launchers: rank 0 hosts the store. Under mpirun without an explicit address, rank 0
-// picks one (and the token) and broadcasts them through MPI.
-Status joinRendezvous(launch::LaunchInfo info, const JobOptions& o, double timeout_s, Rendezvous& rv) {
-  bool broadcast = info.source == LaunchSource::kOpenMpi;
-#ifdef CCSCOPE_HAVE_MPI
-  if (broadcast) CCSCOPE_RETURN_IF_ERROR(collectives::mpi::initialize());
-#else
-  if (broadcast && (info.store.empty() || info.token.empty()))
-    return Status(Code::kUnavailable, "started by mpirun but ccscope was built without MPI: set "
-                                      "CCSCOPE_STORE and CCSCOPE_JOB_TOKEN").withLayer(Layer::kBootstrap);
-  broadcast = false;
-#endif
-  if (info.rank == 0 && info.token.empty()) info.token = launch::generateJobToken();
-  if (info.source != LaunchSource::kLocal && info.rank == 0) {
-    std::string bind = o.store_bind.empty() ? "0.0.0.0" : o.store_bind;
-    int port = 0;
-    if (!info.store.empty()) {
-      CCSCOPE_ASSIGN_OR_RETURN(launch::HostPort bind_hp, launch::parseHostPort(info.store));
-      port = bind_hp.port;
-    }
-    CCSCOPE_ASSIGN_OR_RETURN(rv.server, launch::StoreServer::start(bind, port, info.token, info.size));
-    if (info.store.empty()) {
-      const char* local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-      bool one_host = local_size && std::atoi(local_size) == info.size;
-      info.store = fmt::format("{}:{}", one_host ? "127.0.0.1" : hostName(), rv.server->port());
-    }
-  }
-#ifdef CCSCOPE_HAVE_MPI
-  if (broadcast) {
-    CCSCOPE_RETURN_IF_ERROR(collectives::mpi::broadcastString(info.store));
-    CCSCOPE_RETURN_IF_ERROR(collectives::mpi::broadcastString(info.token));
-  }
-#endif
-  if (info.token.empty())
-    return Status(Code::kInvalidArgument, "no job token: set CCSCOPE_JOB_TOKEN to the same secret "
-                                          "on every rank").withLayer(Layer::kBootstrap);
-  if (info.token_is_weak && info.rank == 0)
-    spdlog::warn("no CCSCOPE_JOB_TOKEN set: using a token derived from the job's public ids");
-  CCSCOPE_ASSIGN_OR_RETURN(launch::HostPort hp, launch::parseHostPort(info.store));
-  CCSCOPE_ASSIGN_OR_RETURN(rv.client, launch::StoreClient::join(hp, info.token, info.rank, info.size,
-                                                                Deadline::afterSeconds(timeout_s)));
-  return Status::ok();
-}
-
-// The rank hosting the store stays (briefly) until the other ranks stopped too, so that they
-// can still ask it who failed instead of finding the store gone.
-void lingerWhileOthersNeedTheStore(const Rendezvous& rv, int self) {
-  if (!rv.server) return;
-  Deadline limit = Deadline::afterSeconds(kStoreLingerSeconds);
-  while (!limit.expired()) {
-    bool someone_alive = false;
-    for (const auto& h : rv.server->health())
-      someone_alive |= h.rank != self && h.state == launch::RankState::kAlive;
-    if (!someone_alive) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-}
 
 core::Result<std::vector<std::string>> gatherHosts(launch::StoreClient& c, double timeout_s) {
   CCSCOPE_RETURN_IF_ERROR(c.put(fmt::format("host/{}", c.rank()), hostName()));
@@ -146,13 +82,15 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
     lingerWhileOthersNeedTheStore(rv, info.rank);
     return code;
   };
-  if (Status s = joinRendezvous(info, o, cfg.timeout_s, rv); !s.isOk()) return fail(s);
+  if (Status s = joinRendezvous(info, o.store_bind, cfg.timeout_s, rv); !s.isOk()) return fail(s);
   launch::StoreClient& client = *rv.client;
   fctx.client = &client;
   client.setNoteProvider([&recorder] { return diagnostics::flightSnapshot(recorder); });
   std::unique_ptr<transports::Transport> transport;
   if (cfg.transport != "mpi") {
-    transports::TransportOptions to{info.size, o.tcp_streams, o.ifname, client.localAddress(), 0};
+    // --ifname wins over the address that reaches the store.
+    transports::TransportOptions to{info.size, o.tcp_streams, o.ifname,
+                                    o.ifname.empty() ? client.localAddress() : "", 0};
     if (info.source == LaunchSource::kLocal) to.local_ranks = info.size;
     auto t = transports::makeTransport(cfg.transport, to);
     if (!t) return fail(t.status());

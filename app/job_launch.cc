@@ -1,0 +1,48 @@
+#include "app/job_launch.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
+#include "app/command.h"
+#include "core/log.h"
+#include "launch/local_launcher.h"
+
+namespace ccscope::app {
+
+namespace {
+int defaultLocalRanks() {
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::clamp(cores, 2, 8);
+}
+}  // namespace
+
+bool launchedExternally() {
+  auto info = launch::detectLaunch(launch::currentEnvironment(), {});
+  return info && info->source != launch::LaunchSource::kNone;
+}
+
+int launchOrRun(const LaunchOptions& o, const std::vector<std::string>& argv,
+                const std::function<int(const launch::LaunchInfo&)>& rank_main) {
+  launch::EnvOverrides ov{o.store, o.store_port};
+  auto info = launch::detectLaunch(launch::currentEnvironment(), ov);
+  if (!info) {
+    std::fprintf(stderr, "ccscope: error: %s\n", info.status().message().c_str());
+    return kExitUsage;
+  }
+  core::setupLogging(info->source == launch::LaunchSource::kNone ? -1 : info->rank);
+  if (info->source != launch::LaunchSource::kNone) return rank_main(*info);
+  launch::LocalLaunchOptions lo;
+  lo.np = o.np == 0 ? defaultLocalRanks() : o.np;
+  lo.op_timeout_s = o.timeout_s;
+  if (o.store_port >= 0) lo.port = o.store_port;
+  if (!o.store_bind.empty()) lo.bind_host = o.store_bind;
+  auto rc = launch::runLocalRanks(lo, argv);
+  if (!rc) {
+    std::fprintf(stderr, "ccscope: error: %s\n", rc.status().message().c_str());
+    return rc.status().code() == core::Code::kInvalidArgument ? kExitUsage : kExitFailed;
+  }
+  return *rc;
+}
+
+}  // namespace ccscope::app

@@ -1,0 +1,150 @@
+#include "diagnostics/live/probes.h"
+
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "launch/socket_util.h"
+#include "transports/component_report.h"
+
+namespace ccscope::diagnostics {
+
+using core::Deadline;
+using core::Layer;
+using nlohmann::json;
+
+namespace {
+
+constexpr uint64_t kMinShmBytes = 64 << 20;  // NCCL and MPI want at least this in /dev/shm
+
+bool interfaceExists(const std::string& name) {
+  return std::filesystem::exists("/sys/class/net/" + name);
+}
+
+// NCCL_SOCKET_IFNAME / UCX_NET_DEVICES style lists: "eth0,ib0", "^docker", "=eth0", "mlx5_0:1".
+std::vector<std::string> missingNames(const std::string& list, bool ib) {
+  std::vector<std::string> missing;
+  if (list.empty() || list[0] == '^') return missing;  // exclusions name nothing required
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    std::string item = list.substr(start, comma - start);
+    if (!item.empty() && item[0] == '=') item.erase(0, 1);
+    std::string dev = item.substr(0, item.find(':'));
+    bool ok = ib ? std::filesystem::exists("/sys/class/infiniband/" + dev)
+                 : interfaceExists(dev) || dev == "all" || dev.empty();
+    if (!ok && !ib) {  // prefixes match too (NCCL: "eth" matches eth0)
+      for (const auto& e : std::filesystem::directory_iterator("/sys/class/net"))
+        ok |= e.path().filename().string().rfind(dev, 0) == 0;
+    }
+    if (!ok) missing.push_back(dev);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return missing;
+}
+
+json envFacts() {
+  json j = json::object();
+  for (const char* var : {"NCCL_SOCKET_IFNAME", "NCCL_IB_HCA", "UCX_NET_DEVICES", "GLOO_SOCKET_IFNAME"}) {
+    const char* v = std::getenv(var);
+    if (!v || !*v) continue;
+    bool ib = std::string(var) == "NCCL_IB_HCA";
+    std::string list = v;
+    if (std::string(var) == "UCX_NET_DEVICES") ib = list.find("mlx") != std::string::npos;
+    j[var] = {{"value", list}, {"missing", missingNames(list, ib)}};
+  }
+  return j;
+}
+
+}  // namespace
+
+const char* outcomeName(ProbeOutcome o) {
+  return o == ProbeOutcome::kPass ? "PASS" : o == ProbeOutcome::kFail ? "FAIL" : "SKIP";
+}
+
+json localFacts(const ProbeOptions& o) {
+  json j;
+  if (!o.ifname.empty()) {
+    auto addr = launch::interfaceAddress(o.ifname);
+    j["ifname"] = {{"name", o.ifname}, {"ok", addr.isOk()},
+                   {"detail", addr.isOk() ? *addr : addr.status().message()}};
+  }
+  struct statvfs sv{};
+  if (statvfs("/dev/shm", &sv) == 0) j["shm_free_bytes"] = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
+  struct rlimit rl{};
+  if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0)
+    j["memlock_bytes"] = rl.rlim_cur == RLIM_INFINITY ? -1 : static_cast<int64_t>(rl.rlim_cur);
+  j["env"] = envFacts();
+  for (const auto& c : transports::probeComponents())
+    j["components"][c.name] = {{"compiled", c.compiled}, {"devices", c.devices.size()}, {"note", c.note}};
+  return j;
+}
+
+std::vector<ProbeResult> judgeLocalFacts(const std::vector<json>& facts, const std::vector<std::string>& hosts) {
+  ProbeResult ifr{Layer::kHostNetwork, "interface", ProbeOutcome::kPass, "", {}, {}};
+  ProbeResult lib{Layer::kLibrary, "environment", ProbeOutcome::kPass, "", {}, {}};
+  ProbeResult rdma{Layer::kRdma, "rdma devices", ProbeOutcome::kSkip, "skipped: no RDMA device", {}, {}};
+  ProbeResult gpu{Layer::kGpu, "gpu devices", ProbeOutcome::kSkip, "skipped: no GPU", {}, {}};
+  for (size_t r = 0; r < facts.size(); ++r) {
+    const json& f = facts[r];
+    std::string who = fmt::format("rank {} ({})", r, r < hosts.size() ? hosts[r] : "?");
+    if (f.contains("ifname") && !f["ifname"]["ok"].get<bool>()) {
+      ifr.outcome = ProbeOutcome::kFail;
+      ifr.culprit.ranks.push_back(static_cast<int>(r));
+      ifr.evidence.push_back(fmt::format("{}: {}", who, f["ifname"]["detail"].get<std::string>()));
+      ifr.detail = fmt::format("interface '{}' does not exist on the ranks that asked for it",
+                               f["ifname"]["name"].get<std::string>());
+    }
+    for (auto& [var, v] : f.value("env", json::object()).items())
+      if (!v["missing"].empty()) {
+        lib.outcome = ProbeOutcome::kFail;
+        lib.culprit.ranks.push_back(static_cast<int>(r));
+        lib.evidence.push_back(fmt::format("{}: {}={} names {} which does not exist", who, var,
+                                           v["value"].get<std::string>(), v["missing"].dump()));
+        lib.detail = fmt::format("{} names devices that do not exist", var);
+      }
+    if (f.value("shm_free_bytes", kMinShmBytes) < kMinShmBytes) {
+      lib.outcome = ProbeOutcome::kFail;
+      lib.culprit.ranks.push_back(static_cast<int>(r));
+      lib.detail = "/dev/shm is too small for shared-memory transports";
+      lib.evidence.push_back(fmt::format("{}: /dev/shm has {} B free", who, f["shm_free_bytes"].get<uint64_t>()));
+    }
+    auto comps = f.value("components", json::object());
+    if (comps.contains("verbs") && comps["verbs"].value("devices", 0) > 0) {
+      rdma.outcome = ProbeOutcome::kPass;
+      rdma.detail = "RDMA devices present";
+    }
+    if (comps.contains("cuda") && comps["cuda"].value("devices", 0) > 0) {
+      gpu.outcome = ProbeOutcome::kPass;
+      gpu.detail = "GPUs visible";
+    }
+  }
+  if (ifr.outcome == ProbeOutcome::kPass) ifr.detail = "interface selection is valid";
+  if (lib.outcome == ProbeOutcome::kPass) lib.detail = "NCCL/UCX variables, /dev/shm and limits are sane";
+  return {ifr, rdma, gpu, lib};
+}
+
+core::Result<std::vector<json>> gather(launch::StoreClient& c, const std::string& key, double timeout_s,
+                                       std::vector<int>* missing) {
+  std::vector<json> out(c.size());
+  Deadline d = Deadline::afterSeconds(timeout_s);
+  for (int r = 0; r < c.size(); ++r) {
+    auto v = c.get(fmt::format("diag/{}/{}", key, r), d);
+    if (!v) {
+      if (v.status().code() != core::Code::kDeadlineExceeded) return v.takeStatus();
+      missing->push_back(r);
+      continue;
+    }
+    out[r] = json::parse(*v, nullptr, false);
+  }
+  return out;
+}
+
+}  // namespace ccscope::diagnostics

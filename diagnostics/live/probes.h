@@ -1,0 +1,54 @@
+// The layer probes of `ccscope diagnose`, run inside the job by every rank, bottom-up, each
+// under its own deadline. Each rank posts its findings to the rendezvous store; rank 0 gathers
+// them (a rank that never posts is itself a finding) and the first failing layer is the verdict.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+#include "launch/store_client.h"
+#include "reports/diagnosis.h"
+#include "transports/transport.h"
+
+namespace ccscope::diagnostics {
+
+struct ProbeOptions {
+  double timeout_s = 5;        // per probe
+  std::string ifname;          // tcp: interface the job would use
+  size_t burst_bytes = 1 << 20;
+};
+
+enum class ProbeOutcome { kPass, kFail, kSkip };
+
+struct ProbeResult {
+  core::Layer layer = core::Layer::kNone;
+  std::string name;
+  ProbeOutcome outcome = ProbeOutcome::kPass;
+  std::string detail;
+  reports::Culprit culprit;
+  std::vector<std::string> evidence;
+};
+
+// Every rank: this rank's local facts (interface, /dev/shm, memlock, env names, devices).
+nlohmann::json localFacts(const ProbeOptions& o);
+// Rank 0: library/configuration and RDMA/GPU verdicts from every rank's local facts.
+std::vector<ProbeResult> judgeLocalFacts(const std::vector<nlohmann::json>& facts,
+                                         const std::vector<std::string>& hosts);
+
+// Every rank: ping-pong and a burst each way with every other rank on another host (all ranks
+// if the job is on one host), in one global pair order; returns this rank's measurements.
+nlohmann::json measurePairs(transports::Transport& t, const std::vector<std::string>& hosts,
+                            const ProbeOptions& o);
+// Rank 0: unreachable, slow and asymmetric pairs from every rank's measurements.
+ProbeResult judgePairs(const std::vector<nlohmann::json>& per_rank, const std::vector<std::string>& hosts);
+
+// Gathers "diag/<key>/<rank>" from every rank (rank 0 only); missing ranks are reported.
+core::Result<std::vector<nlohmann::json>> gather(launch::StoreClient& c, const std::string& key,
+                                                 double timeout_s, std::vector<int>* missing);
+
+const char* outcomeName(ProbeOutcome o);
+
+}  // namespace ccscope::diagnostics
