@@ -141,6 +141,7 @@ std::optional<Diagnosis> waitFor(const HangInputs& in, const std::map<int, Snaps
     if (x.rank == cur) b = &x;
   }
   if (!a || !b) return std::nullopt;
+  if (a->rank > b->rank) std::swap(a, b);  // links are named lower rank first
   bool same_host = hostOf(*a) == hostOf(*b);
   Diagnosis d = make(same_host ? Layer::kLibrary : Layer::kHostNetwork,
                      fmt::format("ranks {} ({}) and {} ({}) wait for each other and no data moves "

@@ -1,0 +1,135 @@
+#include "diagnostics/live/hang_diagnosis.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "diagnostics/live/flight_dump.h"
+
+namespace ccscope::diagnostics {
+namespace {
+
+using core::Code;
+using core::Layer;
+using launch::RankHealth;
+using launch::RankState;
+
+std::string snap(uint64_t seq, const char* op, uint64_t bytes, int peer, const char* state = "running") {
+  return nlohmann::json{{"seq", seq}, {"op", op}, {"algo", "ring"}, {"dtype", "float"}, {"bytes", bytes},
+                        {"state", state}, {"step", 3}, {"steps", 10}, {"peer", peer},
+                        {"expected", 1024}, {"moved", 0}, {"idle_ms", 5000}}.dump();
+}
+
+// n healthy ranks on hosts h0.. (two ranks per host), all in the same allreduce, waiting on r-1.
+HangInputs healthy(int n) {
+  HangInputs in;
+  in.self = 0;
+  in.failure = core::Status(Code::kDeadlineExceeded, "timed out").withPeer(n - 1);
+  for (int r = 0; r < n; ++r) {
+    RankHealth h;
+    h.rank = r;
+    h.state = RankState::kAlive;
+    h.host = fmt::format("h{}", r / 2);
+    h.addr = fmt::format("10.9.0.{}", r / 2 + 1);
+    h.progress = snap(41, "allreduce", 1 << 20, (r + n - 1) % n);
+    in.table.push_back(h);
+  }
+  in.reachable = [](const std::string&) { return true; };
+  return in;
+}
+
+TEST(HangDiagnosisTest, KilledRankIsTheApplicationCulprit) {
+  auto in = healthy(8);
+  in.table[5].state = RankState::kGone;
+  in.table[5].ms_since_change = 4000;
+  in.table[6].state = RankState::kAborted;  // a symptom: it gave up because of rank 5
+  auto d = diagnoseHang(in);
+  EXPECT_EQ(d.layer, Layer::kApplication);
+  EXPECT_EQ(d.culprit.ranks, std::vector<int>{5});
+  EXPECT_NE(d.verdict.find("exited or was killed"), std::string::npos);
+}
+
+TEST(HangDiagnosisTest, StoppedRankWhoseHostAnswersIsApplication) {
+  auto in = healthy(4);
+  in.table[2].state = RankState::kFrozen;
+  in.table[2].ms_since_heartbeat = 6000;
+  auto d = diagnoseHang(in);
+  EXPECT_EQ(d.layer, Layer::kApplication);
+  EXPECT_EQ(d.culprit.ranks, std::vector<int>{2});
+}
+
+TEST(HangDiagnosisTest, SilentHostIsHostNetworkNamingItsRanks) {
+  auto in = healthy(8);
+  for (int r : {4, 5}) {  // both ranks of h2
+    in.table[r].state = RankState::kFrozen;
+    in.table[r].ms_since_heartbeat = 7000;
+  }
+  in.reachable = [](const std::string& addr) { return addr != "10.9.0.3"; };
+  auto d = diagnoseHang(in);
+  EXPECT_EQ(d.layer, Layer::kHostNetwork);
+  EXPECT_EQ(d.culprit.ranks, (std::vector<int>{4, 5}));
+  ASSERT_FALSE(d.culprit.links.empty());
+  EXPECT_NE(d.culprit.links[0].find("h2"), std::string::npos);
+}
+
+TEST(HangDiagnosisTest, RankAtAnotherCollectiveDisagrees) {
+  auto in = healthy(4);
+  in.table[3].progress = snap(41, "allreduce", (1 << 20) + 16, 2);
+  auto d = diagnoseHang(in);
+  EXPECT_EQ(d.layer, Layer::kApplication);
+  EXPECT_EQ(d.culprit.ranks, std::vector<int>{3});
+  EXPECT_NE(d.verdict.find("disagree"), std::string::npos);
+}
+
+TEST(HangDiagnosisTest, TwoHostsWaitingOnEachOtherIsTheirLink) {
+  auto in = healthy(4);  // h0: ranks 0,1; h1: ranks 2,3
+  for (auto& h : in.table) h.progress = snap(41, "allreduce", 1 << 20, -1, "done");
+  in.table[1].progress = snap(41, "allreduce", 1 << 20, 2);
+  in.table[2].progress = snap(41, "allreduce", 1 << 20, 1);
+  in.failure = core::Status(Code::kDeadlineExceeded, "timed out").withPeer(1);
+  in.self = 0;
+  auto d = diagnoseHang(in);
+  EXPECT_EQ(d.layer, Layer::kHostNetwork);
+  EXPECT_EQ(d.culprit.links, std::vector<std::string>{"h0 <-> h1"});
+}
+
+TEST(HangDiagnosisTest, HeadOfWaitForChainThatIsBusyElsewhere) {
+  auto in = healthy(4);
+  in.table[1].progress = snap(40, "allreduce", 1 << 20, -1, "done");
+  for (int r : {0, 2, 3}) in.table[r].progress = snap(40, "allreduce", 1 << 20, 1);
+  in.failure = core::Status(Code::kDeadlineExceeded, "timed out").withPeer(1);
+  auto d = diagnoseHang(in);
+  EXPECT_EQ(d.layer, Layer::kApplication);
+  EXPECT_EQ(d.culprit.ranks, std::vector<int>{1});
+}
+
+TEST(HangDiagnosisTest, NeverJoinedIsBootstrap) {
+  auto in = healthy(3);
+  in.table[2].state = RankState::kNotJoined;
+  in.table[2].progress.clear();
+  auto d = diagnoseHang(in);
+  EXPECT_EQ(d.layer, Layer::kBootstrap);
+  EXPECT_EQ(d.culprit.ranks, std::vector<int>{2});
+}
+
+TEST(FlightRecorderTest, SnapshotsAndDumpsShowTheRunningOperation) {
+  core::FlightRecorder rec;
+  EXPECT_EQ(flightSnapshot(rec), "");
+  core::FlightEntry& e = rec.begin("allreduce", "ring", "float", 4096, 12);
+  e.progress(5, core::nowNs());
+  e.waitingOn(3, 2048, 100);
+  auto s = parseSnapshot(flightSnapshot(rec));
+  ASSERT_TRUE(s.valid);
+  EXPECT_EQ(s.op, "allreduce");
+  EXPECT_EQ(s.state, "running");
+  EXPECT_EQ(s.step, 5u);
+  EXPECT_EQ(s.peer, 3);
+  EXPECT_EQ(s.moved, 100u);
+  core::FlightRecorder::end(e, true);
+  for (int i = 0; i < 100; ++i) core::FlightRecorder::end(rec.begin("barrier", "d", "none", 0, 2), true);
+  auto dump = flightDump(rec, 1, "h");
+  EXPECT_EQ(dump["entries"].size(), core::FlightRecorder::kEntries);
+  EXPECT_EQ(dump["entries"].back()["seq"], 101);
+}
+
+}  // namespace
+}  // namespace ccscope::diagnostics
