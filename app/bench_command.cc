@@ -51,6 +51,7 @@ Status checkAlgorithms(bench::BenchConfig& c) {
   std::vector<std::string> known = c.transport == "mpi" ? std::vector<std::string>{"native"}
                                                         : collectives::algorithmNames(c.collective);
   if (c.algorithms.size() == 1 && c.algorithms[0] == "all") c.algorithms = known;
+  if (c.transport != "mpi") known.push_back("auto");
   for (const std::string& a : c.algorithms)
     if (std::find(known.begin(), known.end(), a) == known.end())
       return Status(core::Code::kInvalidArgument,

@@ -112,7 +112,8 @@ core::Result<std::vector<SizePlan>> planSizes(const BenchConfig& cfg, const std:
 void fillIdentity(reports::Measurement& m, const BenchConfig& cfg, CollectiveBackend& b,
                   const OpConfig& op, double factor) {
   m.collective = collectives::collectiveName(cfg.collective);
-  m.algorithm = b.algorithm();
+  m.algorithm = b.chosenAlgorithm();
+  m.note = b.choiceNote();
   m.transport = b.transport();
   m.ranks = b.size();
   m.count = op.plan ? op.plan->maxVolume() : op.count;

@@ -29,6 +29,9 @@ class CollectiveBackend {
  public:
   virtual ~CollectiveBackend() = default;
   virtual std::string algorithm() const = 0;
+  // The algorithm the current prepare() picked ("auto" picks per size) and why.
+  virtual std::string chosenAlgorithm() const { return algorithm(); }
+  virtual std::string choiceNote() const { return ""; }
   virtual std::string transport() const = 0;
   virtual int rank() const = 0;
   virtual int size() const = 0;

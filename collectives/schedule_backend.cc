@@ -32,13 +32,22 @@ HostBuffer::~HostBuffer() {
 core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transports::Transport& t,
                                                                        const AlgorithmOptions& o) {
   std::unique_ptr<ScheduleBackend> b(new ScheduleBackend(t, o));
-  if (!std::any_of(allAlgorithms().begin(), allAlgorithms().end(),
+  if (o.algorithm != "auto" &&
+      !std::any_of(allAlgorithms().begin(), allAlgorithms().end(),
                    [&](const AlgorithmInfo& a) { return o.algorithm == a.name; }))
     return Status(Code::kInvalidArgument, fmt::format("unknown algorithm '{}'", o.algorithm));
   b->aux_ = HostBuffer(2 * kAuxElems * sizeof(double) + 4096);
   CCSCOPE_ASSIGN_OR_RETURN(b->aux_mr_, t.registerMemory(b->aux_.data(), b->aux_.size()));
   b->barrier_sched_ = barrierSchedule(t.rank(), t.size());
   b->barrier_exec_.prepare(b->barrier_sched_, core::DataType::kUint8, core::ReduceOp::kSum, 1);
+  if (o.algorithm == "auto") {
+    auto* raw = b.get();
+    auto cal = calibrate(
+        t, [raw](std::span<double> v) { return raw->maxDoubles(v, core::Deadline::afterSeconds(30)); },
+        core::Deadline::afterSeconds(30));
+    if (!cal) return cal.takeStatus().prepend("calibrating --algo auto");
+    b->calibration_ = *cal;
+  }
   return b;
 }
 
@@ -72,7 +81,16 @@ uint64_t ScheduleBackend::segmentElems(const OpConfig& cfg) const {
 }
 
 Status ScheduleBackend::prepare(const OpConfig& cfg) {
-  const AlgorithmInfo* algo = findAlgorithm(cfg.collective, opts_.algorithm);
+  const AlgorithmInfo* algo = nullptr;
+  if (opts_.algorithm == "auto") {
+    double bytes = static_cast<double>(cfg.plan ? cfg.plan->maxVolume() : cfg.count) *
+                   static_cast<double>(core::dataTypeSize(cfg.dtype));
+    Choice ch = choose(cfg.collective, size(), bytes, calibration_.cost);
+    algo = ch.algo;
+    choice_note_ = "auto picked " + std::string(algo ? algo->name : "?") + ": " + ch.explain();
+  } else {
+    algo = findAlgorithm(cfg.collective, opts_.algorithm);
+  }
   if (!algo)
     return Status(Code::kInvalidArgument,
                   fmt::format("no algorithm '{}' for {}", opts_.algorithm, collectiveName(cfg.collective)));

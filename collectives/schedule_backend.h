@@ -5,6 +5,7 @@
 #include <string>
 
 #include "collectives/algorithms.h"
+#include "collectives/auto_select.h"
 #include "collectives/collective_backend.h"
 #include "collectives/executor.h"
 #include "collectives/schedule.h"
@@ -50,6 +51,9 @@ class ScheduleBackend final : public CollectiveBackend {
   core::Status maxDoubles(std::span<double> values, core::Deadline deadline) override;
   core::Status sumInts(std::span<int64_t> values, core::Deadline deadline) override;
   void corruptNextResult() override { exec_.corruptNextReduction(); }
+  std::string chosenAlgorithm() const override { return algo_name_; }
+  std::string choiceNote() const override { return choice_note_; }
+  const Calibration& calibration() const { return calibration_; }
 
  private:
   ScheduleBackend(transports::Transport& t, AlgorithmOptions o) : t_(t), opts_(std::move(o)) {}
@@ -68,6 +72,8 @@ class ScheduleBackend final : public CollectiveBackend {
   size_t elem_ = 1;
   OpConfig cfg_;
   const char* algo_name_ = "";
+  std::string choice_note_;
+  Calibration calibration_;  // "auto" only
   // The harness's own barrier and statistics reductions use a separate executor.
   Schedule barrier_sched_;
   Executor barrier_exec_;  // prepared once: barriers sit between timed iterations

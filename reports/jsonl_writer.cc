@@ -9,7 +9,7 @@ namespace ccscope::reports {
 using nlohmann::json;
 
 json toJson(const Measurement& m) {
-  return json{{"type", "result"},
+  json j{{"type", "result"},
               {"schema", kSchemaVersion},
               {"collective", m.collective},
               {"algorithm", m.algorithm},
@@ -30,6 +30,8 @@ json toJson(const Measurement& m) {
               {"lat_us",
                {{"min", m.lat.min}, {"p50", m.lat.p50}, {"p90", m.lat.p90}, {"p99", m.lat.p99},
                 {"max", m.lat.max}, {"mean", m.lat.mean}, {"stdev", m.lat.stdev}}}};
+  if (!m.note.empty()) j["note"] = m.note;
+  return j;
 }
 
 json toJson(const RunMetadata& m) {

@@ -50,6 +50,7 @@ void TableWriter::printRow(const Measurement& oop, const std::optional<Measureme
 }
 
 void TableWriter::onMeasurement(const Measurement& m) {
+  if (!m.note.empty() && !m.in_place) fmt::print(out_, "# {} B: {}\n", m.bytes, m.note);
   if (!m.in_place) {
     if (pending_) printRow(*pending_, std::nullopt);
     pending_ = m;
