@@ -137,7 +137,9 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
     auto backend = makeBackend(algo, transport.get(), cfg);
     if (!backend) return fail(backend.status());
     if (!transport) backend = watched(std::move(backend.value()), dog);
-    (*backend)->setFlightRecorder(&recorder);
+    // CCSCOPE_FLIGHT_RECORDER=0 turns recording off (only to measure what it costs).
+    const char* fr = std::getenv("CCSCOPE_FLIGHT_RECORDER");
+    if (!fr || std::string(fr) != "0") (*backend)->setFlightRecorder(&recorder);
     if (cfg.algorithms.size() > 1) sink.onSection("algorithm: " + algo);
     auto summary = bench::runSweep(cfg, **backend, sink);
     if (!summary) return fail(summary.status());
