@@ -19,7 +19,7 @@ using core::Status;
 namespace {
 
 struct RawOptions {
-  std::string collective, min = "8", max = "64M", dtype = "float", op = "sum", algo = "ring";
+  std::string collective, min = "8", max = "64M", dtype = "float", op = "sum", algo;  // algo "": ring where it exists
   std::string transport = "shm", timeout = "60s", segment, store, store_bind = "", ifname;
   double factor = 2;
   std::string step;
@@ -90,8 +90,13 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
   c.warmup = r.warmup;
   c.checks = r.checks;
   c.transport = r.transport;
-  c.algorithms = splitList(r.algo);
-  if (c.transport == "mpi" && r.algo == "ring") c.algorithms = {"native"};
+  if (r.algo.empty()) {
+    auto names = collectives::algorithmNames(c.collective);
+    bool ring = std::find(names.begin(), names.end(), "ring") != names.end();
+    c.algorithms = {c.transport == "mpi" ? "native" : ring || names.empty() ? "ring" : names.front()};
+  } else {
+    c.algorithms = splitList(r.algo);
+  }
   c.root = r.root;
   c.a2av = r.a2av;
   if (c.transport != "shm" && c.transport != "tcp" && c.transport != "mpi")
@@ -158,7 +163,7 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("-c,--check", raw->checks, "Checked runs per size and placement (0: none)");
   b->add_option("-d,--dtype", raw->dtype, "int8,uint8,int32,uint32,int64,uint64,half,bfloat16,float,double or all");
   b->add_option("-o,--op", raw->op, "sum,prod,min,max,avg or all");
-  b->add_option("--algo", raw->algo, "Algorithms, comma-separated, or all (native with --transport mpi)");
+  b->add_option("--algo", raw->algo, "Algorithms, comma-separated, all, or auto (default: ring where it exists; native with --transport mpi)");
   b->add_option("--root", raw->root, "Root rank of broadcast")->check(CLI::NonNegativeNumber);
   b->add_option("--a2av", raw->a2av, "alltoallv traffic: uniform, skewed:ALPHA, moe:EXPERTS,TOPK, file:PATH");
   b->add_option("--transport", raw->transport, "shm, tcp or mpi");

@@ -9,6 +9,7 @@
 #include "app/bench_command.h"
 #include "app/command.h"
 #include "app/diagnose_command.h"
+#include "app/report_command.h"
 #include "app/info_command.h"
 #ifdef CCSCOPE_HAVE_ANALYZE
 #include "app/analyze_command.h"
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   commands.push_back(addBenchCommand(root, args));
   commands.push_back(addInfoCommand(root));
   commands.push_back(addDiagnoseCommand(root, args));
+  commands.push_back(addReportCommand(root));
 #ifdef CCSCOPE_HAVE_ANALYZE
   commands.push_back(addAnalyzeCommand(root));
 #endif

@@ -1,5 +1,7 @@
 #include "bench/alltoallv_plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -8,8 +10,6 @@
 #include <fstream>
 #include <numeric>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "collectives/schedule.h"
 
@@ -29,7 +29,8 @@ constexpr double kMoeZipf = 1.1;
 constexpr uint64_t kMoeSeed = 0x6d6f652d726f7574;  // "moe-rout"
 
 Status badSpec(const std::string& s, const std::string& why) {
-  return Status(Code::kInvalidArgument, fmt::format("--a2av '{}': {} (expected {})", s, why, kSpecHelp));
+  return Status(Code::kInvalidArgument,
+                fmt::format("--a2av '{}': {} (expected {})", s, why, kSpecHelp));
 }
 
 // A whole-string number: "1.5" yes, "1.5x", "" and "nan" no.
@@ -61,7 +62,8 @@ double unit(uint64_t h) { return (static_cast<double>(h >> 11) + 1.0) * 0x1.0p-5
 core::Result<std::vector<std::vector<double>>> readWeights(const std::string& path, int ranks) {
   std::ifstream f(path);
   if (!f)
-    return Status(Code::kInvalidArgument, fmt::format("--a2av file:{}: cannot read it ({})", path, std::strerror(errno)));
+    return Status(Code::kInvalidArgument,
+                  fmt::format("--a2av file:{}: cannot read it ({})", path, std::strerror(errno)));
   std::vector<std::vector<double>> rows;
   std::string line;
   for (int line_no = 1; std::getline(f, line); ++line_no) {
@@ -71,20 +73,24 @@ core::Result<std::vector<std::vector<double>>> readWeights(const std::string& pa
       if (w[0] == '#') break;  // comment to the end of the line
       double v = 0;
       if (!parseNumber(w, v) || v < 0)
-        return Status(Code::kInvalidArgument, fmt::format("--a2av file:{} line {}: '{}' is not a non-negative number", path, line_no, w));
+        return Status(Code::kInvalidArgument,
+                      fmt::format("--a2av file:{} line {}: '{}' is not a non-negative number", path,
+                                  line_no, w));
       row.push_back(v);
     }
     if (row.empty()) continue;
     if (static_cast<int>(row.size()) != ranks)
-      return Status(Code::kInvalidArgument,
-                    fmt::format("--a2av file:{} line {}: {} weights, want {} (one per destination rank of {} ranks)",
-                                path, line_no, row.size(), ranks, ranks));
+      return Status(
+          Code::kInvalidArgument,
+          fmt::format(
+              "--a2av file:{} line {}: {} weights, want {} (one per destination rank of {} ranks)",
+              path, line_no, row.size(), ranks, ranks));
     rows.push_back(std::move(row));
   }
   if (static_cast<int>(rows.size()) != ranks)
     return Status(Code::kInvalidArgument,
-                  fmt::format("--a2av file:{}: {} rows, want a {}x{} matrix (row = source rank)", path,
-                              rows.size(), ranks, ranks));
+                  fmt::format("--a2av file:{}: {} rows, want a {}x{} matrix (row = source rank)",
+                              path, rows.size(), ranks, ranks));
   return rows;
 }
 
@@ -94,11 +100,13 @@ core::Result<AlltoallvSpec> parseAlltoallvSpec(const std::string& s) {
   AlltoallvSpec spec;
   spec.text = s;
   const size_t colon = s.find(':');
-  const std::string kind = s.substr(0, colon), arg = colon == std::string::npos ? "" : s.substr(colon + 1);
+  const std::string kind = s.substr(0, colon),
+                    arg = colon == std::string::npos ? "" : s.substr(colon + 1);
   if (s == "uniform") return spec;
   if (kind == "skewed") {
     spec.kind = AlltoallvSpec::Kind::kSkewed;
-    if (!parseNumber(arg, spec.alpha) || spec.alpha < 0) return badSpec(s, "ALPHA must be a number >= 0");
+    if (!parseNumber(arg, spec.alpha) || spec.alpha < 0)
+      return badSpec(s, "ALPHA must be a number >= 0");
     return spec;
   }
   if (kind == "moe") {
@@ -107,7 +115,8 @@ core::Result<AlltoallvSpec> parseAlltoallvSpec(const std::string& s) {
     if (comma == std::string::npos || !parseInt(arg.substr(0, comma), spec.experts) ||
         !parseInt(arg.substr(comma + 1), spec.topk))
       return badSpec(s, fmt::format("EXPERTS and TOPK must be integers in 1..{}", kMaxExperts));
-    if (spec.topk > spec.experts) return badSpec(s, "TOPK cannot exceed EXPERTS (each token picks distinct experts)");
+    if (spec.topk > spec.experts)
+      return badSpec(s, "TOPK cannot exceed EXPERTS (each token picks distinct experts)");
     return spec;
   }
   if (kind == "file" && colon != std::string::npos) {
@@ -143,7 +152,8 @@ std::vector<double> moeWeights(int experts, int topk, int ranks, int src) {
   std::vector<double> w(ranks, 0.0);
   std::vector<std::pair<double, int>> keys(experts);
   for (int t = 0; t < kMoeTokens; ++t) {
-    const uint64_t token = splitmix64((static_cast<uint64_t>(src) << 32) ^ static_cast<uint64_t>(t));
+    const uint64_t token =
+        splitmix64((static_cast<uint64_t>(src) << 32) ^ static_cast<uint64_t>(t));
     for (int e = 0; e < experts; ++e)
       keys[e] = {std::log(unit(splitmix64(token + static_cast<uint64_t>(e)))) / pop[e], e};
     std::partial_sort(keys.begin(), keys.begin() + topk, keys.end(), std::greater<>());
@@ -168,10 +178,12 @@ std::vector<uint64_t> apportion(const std::vector<double>& weights, uint64_t cou
   // Largest remainders first, ties to the lower destination; only weighted destinations.
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return frac[a] > frac[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return frac[a] > frac[b]; });
   for (size_t i = 0; left > 0; i = (i + 1) % n)
     if (weights[order[i]] > 0) ++parts[order[i]], --left;
-  for (size_t i = n - 1; left < 0; i = (i + n - 1) % n)  // rounding overshoot: smallest remainders give back
+  for (size_t i = n - 1; left < 0;
+       i = (i + n - 1) % n)  // rounding overshoot: smallest remainders give back
     if (parts[order[i]] > 0) --parts[order[i]], ++left;
   return parts;
 }
@@ -188,15 +200,24 @@ core::Result<collectives::AlltoallvPlan> makeAlltoallvPlan(const AlltoallvSpec& 
   for (int s = 0; s < ranks; ++s) {
     std::vector<double> w;
     switch (spec.kind) {
-      case AlltoallvSpec::Kind::kUniform: w.assign(ranks, 1.0); break;
-      case AlltoallvSpec::Kind::kSkewed: w = skewedWeights(spec.alpha, ranks, s); break;
-      case AlltoallvSpec::Kind::kMoe: w = moeWeights(spec.experts, spec.topk, ranks, s); break;
-      case AlltoallvSpec::Kind::kFile: w = file_rows[s]; break;
+      case AlltoallvSpec::Kind::kUniform:
+        w.assign(ranks, 1.0);
+        break;
+      case AlltoallvSpec::Kind::kSkewed:
+        w = skewedWeights(spec.alpha, ranks, s);
+        break;
+      case AlltoallvSpec::Kind::kMoe:
+        w = moeWeights(spec.experts, spec.topk, ranks, s);
+        break;
+      case AlltoallvSpec::Kind::kFile:
+        w = file_rows[s];
+        break;
     }
     if (std::all_of(w.begin(), w.end(), [](double x) { return x == 0; })) {
       if (count == 0) continue;
       return Status(Code::kInvalidArgument,
-                    fmt::format("--a2av {}: row {} is all zero, but rank {} must send {} elements", spec.text, s, s, count));
+                    fmt::format("--a2av {}: row {} is all zero, but rank {} must send {} elements",
+                                spec.text, s, s, count));
     }
     std::vector<uint64_t> row = apportion(w, count);
     std::copy(row.begin(), row.end(), plan.matrix.begin() + static_cast<ptrdiff_t>(s) * ranks);

@@ -16,8 +16,8 @@ struct AlltoallvSpec {
   enum class Kind { kUniform, kSkewed, kMoe, kFile } kind = Kind::kUniform;
   double alpha = 1.0;  // skewed: weight of destination d from s ~ 1 / (1 + (d - s) mod n)^alpha
   int experts = 8, topk = 2;
-  std::string path;    // file: ranks x ranks whitespace-separated non-negative weights
-  std::string text;    // as given, for reports
+  std::string path;  // file: ranks x ranks whitespace-separated non-negative weights
+  std::string text;  // as given, for reports
 };
 
 // uniform | skewed:ALPHA | moe:EXPERTS,TOPK | file:PATH

@@ -64,8 +64,8 @@ Schedule bruckAlltoallSchedule(const ScheduleParams& p) {
       packs = last;
     } else {
       for (const Run& run : runs)
-        packs.push_back(addCopy(s, atScratch(send_buf[step % 2] + run.packed * b), atScratch(run.first * b),
-                                run.len * b, pack_deps));
+        packs.push_back(addCopy(s, atScratch(send_buf[step % 2] + run.packed * b),
+                                atScratch(run.first * b), run.len * b, pack_deps));
     }
     const uint32_t snd = addSend(s, ringMod(r + d, n), step, src, len, packs);
     const uint32_t rcv = addRecv(s, ringMod(r - d, n), step, atScratch(recv_buf), len, last);
@@ -75,14 +75,15 @@ Schedule bruckAlltoallSchedule(const ScheduleParams& p) {
     std::vector<uint32_t> unpacks;
     for (const Run& run : runs) {
       if (!last_step) {
-        unpacks.push_back(addCopy(s, atScratch(run.first * b), atScratch(recv_buf + run.packed * b), run.len * b,
-                                  unpack_deps));
+        unpacks.push_back(addCopy(s, atScratch(run.first * b), atScratch(recv_buf + run.packed * b),
+                                  run.len * b, unpack_deps));
         continue;
       }
       for (int i = run.first; i < run.first + run.len; ++i) {
         final_pos[i] = true;
         unpacks.push_back(addCopy(s, atOut(ringMod(r - i, n) * b),
-                                  atScratch(recv_buf + (run.packed + (i - run.first)) * b), b, unpack_deps));
+                                  atScratch(recv_buf + (run.packed + (i - run.first)) * b), b,
+                                  unpack_deps));
       }
     }
     last = unpacks;

@@ -29,7 +29,8 @@ Exchange uniformExchange(const ScheduleParams& p) {
 }
 
 Exchange planExchange(const ScheduleParams& p) {
-  CCSCOPE_CHECK(p.plan != nullptr && p.plan->ranks == p.ranks, "all-to-allv schedule without a plan for its ranks");
+  CCSCOPE_CHECK(p.plan != nullptr && p.plan->ranks == p.ranks,
+                "all-to-allv schedule without a plan for its ranks");
   Exchange x;
   for (int j = 0; j < p.ranks; ++j) {
     x.send_off.push_back(p.plan->sendOffset(p.rank, j));
@@ -56,7 +57,8 @@ Schedule pairwise(const ScheduleParams& p, const Exchange& x) {
     const int to = ringMod(r + k, n), from = ringMod(r - k, n);
     const uint32_t tag = static_cast<uint32_t>(k);
     std::vector<uint32_t> now;
-    if (x.send_len[to] > 0) now.push_back(addSend(s, to, tag, atIn(x.send_off[to]), x.send_len[to], prev));
+    if (x.send_len[to] > 0)
+      now.push_back(addSend(s, to, tag, atIn(x.send_off[to]), x.send_len[to], prev));
     if (x.recv_len[from] > 0)
       now.push_back(addRecv(s, from, tag, atOut(x.recv_off[from]), x.recv_len[from], prev));
     if (!now.empty()) prev = std::move(now);
@@ -77,11 +79,13 @@ Schedule linear(const ScheduleParams& p, const Exchange& x) {
     const int to = ringMod(r + k, n), from = ringMod(r - k, n);
     const uint32_t tag = static_cast<uint32_t>(k);
     if (x.send_len[to] > 0) {
-      const uint32_t after = sends.size() >= kLinearWindow ? sends[sends.size() - kLinearWindow] : kNoOp;
+      const uint32_t after =
+          sends.size() >= kLinearWindow ? sends[sends.size() - kLinearWindow] : kNoOp;
       sends.push_back(addSend(s, to, tag, atIn(x.send_off[to]), x.send_len[to], {after}));
     }
     if (x.recv_len[from] > 0) {
-      const uint32_t after = recvs.size() >= kLinearWindow ? recvs[recvs.size() - kLinearWindow] : kNoOp;
+      const uint32_t after =
+          recvs.size() >= kLinearWindow ? recvs[recvs.size() - kLinearWindow] : kNoOp;
       recvs.push_back(addRecv(s, from, tag, atOut(x.recv_off[from]), x.recv_len[from], {after}));
     }
   }
@@ -91,7 +95,9 @@ Schedule linear(const ScheduleParams& p, const Exchange& x) {
 
 }  // namespace
 
-Schedule pairwiseAlltoallSchedule(const ScheduleParams& p) { return pairwise(p, uniformExchange(p)); }
+Schedule pairwiseAlltoallSchedule(const ScheduleParams& p) {
+  return pairwise(p, uniformExchange(p));
+}
 Schedule pairwiseAlltoallvSchedule(const ScheduleParams& p) { return pairwise(p, planExchange(p)); }
 Schedule linearAlltoallSchedule(const ScheduleParams& p) { return linear(p, uniformExchange(p)); }
 Schedule linearAlltoallvSchedule(const ScheduleParams& p) { return linear(p, planExchange(p)); }

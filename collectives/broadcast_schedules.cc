@@ -21,7 +21,9 @@ struct Relative {
 // Binomial tree over virtual ranks: the parent clears the lowest set bit; the children of v
 // are v + m for every power of two m below v's lowest set bit (all m < n for the root),
 // largest subtree first.
-int lowBit(int v, int n) { return v == 0 ? static_cast<int>(std::bit_ceil(static_cast<unsigned>(n))) : v & -v; }
+int lowBit(int v, int n) {
+  return v == 0 ? static_cast<int>(std::bit_ceil(static_cast<unsigned>(n))) : v & -v;
+}
 int parentOf(int v) { return v - (v & -v); }
 int subtreeEnd(int v, int n) { return std::min(n, v + lowBit(v, n)); }
 std::vector<int> childrenOf(int v, int n) {
@@ -69,7 +71,8 @@ Schedule binomialBroadcastSchedule(const ScheduleParams& p) {
     const uint64_t off = seg.offset(g), len = seg.size(g);
     uint32_t have = kNoOp;
     if (v != 0) have = addRecv(s, rel.real(parentOf(v)), tag, atOut(off), len);
-    for (int kid : kids) addSend(s, rel.real(kid), tag, v == 0 ? atIn(off) : atOut(off), len, {have});
+    for (int kid : kids)
+      addSend(s, rel.real(kid), tag, v == 0 ? atIn(off) : atOut(off), len, {have});
   }
   s.finalize();
   return s;
@@ -105,11 +108,13 @@ Schedule scatterAllgatherBroadcastSchedule(const ScheduleParams& p) {
   std::vector<uint32_t> ready(n, kNoOp);  // the op after which piece j is in this output
   if (v != 0) {
     const int end = subtreeEnd(v, n);
-    const uint32_t rcv = addRecv(s, rel.real(parentOf(v)), kScatterTag, atOut(pc.at(v)), pc.len(v, end));
+    const uint32_t rcv =
+        addRecv(s, rel.real(parentOf(v)), kScatterTag, atOut(pc.at(v)), pc.len(v, end));
     for (int j = v; j < end; ++j) ready[j] = rcv;
   }
   for (int kid : childrenOf(v, n))
-    addSend(s, rel.real(kid), kScatterTag, from(pc.at(kid)), pc.len(kid, subtreeEnd(kid, n)), {ready[kid]});
+    addSend(s, rel.real(kid), kScatterTag, from(pc.at(kid)), pc.len(kid, subtreeEnd(kid, n)),
+            {ready[kid]});
   // Ring allgather over virtual ranks, skipping pieces the receiver already holds: step k
   // passes piece v-k (held, or received at step k-1) to v+1 and receives piece v-1-k.
   const int right = ringMod(v + 1, n), left = ringMod(v - 1, n);

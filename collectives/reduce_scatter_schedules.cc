@@ -69,8 +69,10 @@ struct Piece {
 std::vector<uint32_t> overlapping(const std::vector<Piece>& pieces, uint64_t begin, uint64_t end) {
   std::vector<uint32_t> out;
   for (const Piece& pc : pieces)
-    if (pc.begin < end && begin < pc.end) out.push_back(pc.op);
-    else if (pc.begin == pc.end && pc.begin >= begin && pc.begin <= end) out.push_back(pc.op);
+    if (pc.begin < end && begin < pc.end)
+      out.push_back(pc.op);
+    else if (pc.begin == pc.end && pc.begin >= begin && pc.begin <= end)
+      out.push_back(pc.op);
   return out;
 }
 
@@ -93,7 +95,8 @@ std::vector<Piece> halve(Schedule& s, const ScheduleParams& prm, const Halving& 
     const uint64_t keep_b = h.elem(lower ? lo : mid), keep_e = h.elem(lower ? mid : lo + size);
     const uint64_t give_b = h.elem(lower ? mid : lo), give_e = h.elem(lower ? lo + size : mid);
     const bool from_input = acc.empty(), last = half == 1;
-    const Segments give(give_e - give_b, prm.segment_elems), keep(keep_e - keep_b, prm.segment_elems);
+    const Segments give(give_e - give_b, prm.segment_elems),
+        keep(keep_e - keep_b, prm.segment_elems);
     // Each step has its own partner, so tags only need to order one step's segments.
     const uint32_t tag0 = kFirstStepTag + (step << 16);
     for (uint64_t g = 0; g < give.count(); ++g) {
@@ -106,7 +109,8 @@ std::vector<Piece> halve(Schedule& s, const ScheduleParams& prm, const Halving& 
       const uint64_t b = keep_b + keep.offset(g), e = b + keep.size(g);
       // The receive area was last read by the reductions that wrote the same accumulator range.
       const std::vector<uint32_t> prior = overlapping(acc, b, e);
-      const uint32_t rcv = addRecv(s, peer, tag0 + static_cast<uint32_t>(g), atScratch(count + b), e - b, prior);
+      const uint32_t rcv =
+          addRecv(s, peer, tag0 + static_cast<uint32_t>(g), atScratch(count + b), e - b, prior);
       std::vector<uint32_t> deps = prior;
       deps.push_back(rcv);
       auto reduce = [&](uint64_t x, uint64_t y, bool to_output) {
@@ -143,7 +147,8 @@ Schedule recursiveHalvingReduceScatterSchedule(const ScheduleParams& p) {
   const int v = h.virtualRank(r);
   if (v < 0) {  // folded out: hand everything to r+1, get block r back
     const uint32_t snd = addSend(s, r + 1, kFoldTag, atIn(0), p.count);
-    const uint32_t rcv = addRecv(s, r + 1, kReturnTag, atOut(0), block, {snd});  // in place: aliases the input
+    const uint32_t rcv =
+        addRecv(s, r + 1, kReturnTag, atOut(0), block, {snd});  // in place: aliases the input
     if (p.avg) addScale(s, atOut(0), block, {rcv});
     s.finalize();
     return s;
@@ -151,11 +156,13 @@ Schedule recursiveHalvingReduceScatterSchedule(const ScheduleParams& p) {
   std::vector<Piece> acc;
   if (r < 2 * h.q) {  // absorb the even partner's input
     const uint32_t rcv = addRecv(s, r - 1, kFoldTag, atScratch(p.count), p.count);
-    acc.push_back({0, p.count, addReduce(s, atScratch(0), atIn(0), atScratch(p.count), p.count, {rcv})});
+    acc.push_back(
+        {0, p.count, addReduce(s, atScratch(0), atIn(0), atScratch(p.count), p.count, {rcv})});
   }
   std::vector<Piece> final_pieces = halve(s, p, h, v, std::move(acc));
   if (r < 2 * h.q)
-    addSend(s, r - 1, kReturnTag, atScratch(own - block), block, overlapping(final_pieces, own - block, own));
+    addSend(s, r - 1, kReturnTag, atScratch(own - block), block,
+            overlapping(final_pieces, own - block, own));
   if (p.avg) addScale(s, atOut(0), block, overlapping(final_pieces, own, own + block));
   s.finalize();
   return s;

@@ -50,7 +50,8 @@ inline uint32_t addReduce(Schedule& s, Span dst, Span a, Span b, uint64_t n,
   return s.add(Op{.kind = OpKind::kReduce, .dst = dst, .a = a, .b = b, .count = n}, after);
 }
 
-inline uint32_t addScale(Schedule& s, Span dst, uint64_t n, const std::vector<uint32_t>& after = {}) {
+inline uint32_t addScale(Schedule& s, Span dst, uint64_t n,
+                         const std::vector<uint32_t>& after = {}) {
   return s.add(Op{.kind = OpKind::kScale, .dst = dst, .count = n}, after);
 }
 

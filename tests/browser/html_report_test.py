@@ -130,11 +130,13 @@ def main():
     ap.add_argument("--ccscope", required=True)
     ap.add_argument("--out-dir", required=True, help="results, report and screenshot go here")
     ap.add_argument("--screenshot", help="screenshot path (default OUT_DIR/report-screenshot.png)")
+    ap.add_argument("--screenshot-height", type=int, default=2400, help="page height captured")
     ap.add_argument("--max-bytes", default="1M")
     args = ap.parse_args()
     chromium = cdp_page.find_chromium()
     if not chromium:
-        sys.exit("FAIL: chromium not found (apt-get install chromium; scripts/install-deps.sh)")
+        print("SKIP: chromium not found (apt-get install chromium; scripts/install-deps.sh)")
+        return 77
     out = os.path.abspath(args.out_dir)
     os.makedirs(out, exist_ok=True)
     shm, tcp = os.path.join(out, "shm.jsonl"), os.path.join(out, "tcp.jsonl")
@@ -152,7 +154,7 @@ def main():
         problems, page = inspect(browser, html)
         errors = problems + check_page(page, expected, lambda s: s.startswith("shm "), n_rows)
         shot = args.screenshot or os.path.join(out, "report-screenshot.png")
-        cdp_page.screenshot(browser, shot)
+        cdp_page.screenshot(browser, shot, max_height=args.screenshot_height)
         errors += negative_control(browser, html, out)
     finally:
         browser.close()

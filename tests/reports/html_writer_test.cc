@@ -35,7 +35,7 @@ TEST(HtmlWriterTest, OnePathPerSeriesWithOnePointPerSize) {
     EXPECT_EQ(std::count(d.begin(), d.end(), 'M') + std::count(d.begin(), d.end(), 'L'), 9) << d;
   }
   EXPECT_EQ(countOf(html, "<tr class=\"ok\">"), a.rows.size() + b.rows.size());
-  EXPECT_EQ(countOf(html, "baseline-line"), 0u);
+  EXPECT_EQ(countOf(html, "class=\"baseline-line\""), 0u);
 }
 
 TEST(HtmlWriterTest, SelfContainedNothingToFetch) {

@@ -1,0 +1,121 @@
+#include "reports/markdown_writer.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "reports/text_escape.h"
+
+namespace ccscope::reports {
+
+std::string verdictLine(const ReportModel& model) {
+  if (model.passed()) return "passed";
+  std::vector<std::string> parts;
+  auto add = [&](size_t n, const char* what) {
+    if (n) parts.push_back(fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"));
+  };
+  add(model.count(FailureKind::kRegression), "regressed row");
+  add(model.count(FailureKind::kWrongResults), "row with wrong results");
+  add(model.count(FailureKind::kThreshold), "row over a limit");
+  add(model.unmatched_limits.size(), "limit that matched no row");
+  std::string out = "FAILED:";
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : " ") + parts[i];
+  return out;
+}
+
+namespace {
+
+void writeRuns(const ReportModel& model, std::ostream& out) {
+  out << "| run | collective | transport | algorithms | ranks | launcher | started | rows |\n"
+         "|---|---|---|---|---:|---|---|---:|\n";
+  for (const RunRecords& r : model.runs) {
+    const RunMetadata m = r.meta.value_or(RunMetadata{});
+    std::string algos;
+    for (const auto& a : m.algorithms) appendItem(algos, ", ", a);
+    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", markdownCell(r.label),
+                       markdownCell(m.collective), markdownCell(m.transport), markdownCell(algos),
+                       m.ranks, markdownCell(m.launcher), markdownCell(m.start_time), r.rows.size());
+  }
+}
+
+void writeKeyNumbers(const ReportModel& model, std::ostream& out) {
+  out << "\n### Key numbers\n\n"
+         "| collective | series | sizes | peak busbw (GB/s) | at size (B) | p50 latency, smallest size (us) |\n"
+         "|---|---|---:|---:|---:|---:|\n";
+  for (const Series& s : model.series) {
+    if (s.points.empty()) continue;
+    const ReportRow* peak = &model.rows[s.points.front()];
+    for (size_t i : s.points)
+      if (model.rows[i].m.busbw_gbps > peak->m.busbw_gbps) peak = &model.rows[i];
+    const ReportRow& small = model.rows[s.points.front()];
+    out << fmt::format("| {} | {} | {} | {:.3f} | {} | {:.2f} |\n", markdownCell(s.collective),
+                       markdownCell(s.name), s.points.size(), peak->m.busbw_gbps, peak->m.bytes,
+                       small.m.lat.p50);
+  }
+}
+
+void writeRegressions(const ReportModel& model, std::ostream& out) {
+  out << fmt::format("\n### Regressions ({})\n\n", model.count(FailureKind::kRegression));
+  out << "| run | row | metric | baseline | now | change | slower by (us) | noise (us) |\n"
+         "|---|---|---|---:|---:|---:|---:|---:|\n";
+  size_t listed = 0;
+  for (const ReportRow& r : model.rows) {
+    if (!r.has(FailureKind::kRegression)) continue;
+    for (const MetricDelta& d : r.baseline->deltas) {
+      if (!d.regressed || listed++ >= kMarkdownMaxListed) continue;
+      out << fmt::format("| {} | {} | {} {} | {:.4g} | {:.4g} | {:.1f}% worse | {:.3g} | {:.3g} |\n",
+                         markdownCell(model.runs[r.run].label), markdownCell(rowName(r.m)),
+                         d.metric, d.unit, d.base, d.now, d.change * 100, d.excess_us, d.noise_us);
+    }
+  }
+  if (listed > kMarkdownMaxListed)
+    out << fmt::format("\n…and {} more (see the CSV or JUnit report).\n", listed - kMarkdownMaxListed);
+}
+
+void writeOtherFailures(const ReportModel& model, FailureKind kind, const char* title,
+                        std::ostream& out) {
+  const size_t n = model.count(kind);
+  if (n == 0) return;
+  out << fmt::format("\n### {} ({})\n\n| run | row | why |\n|---|---|---|\n", title, n);
+  size_t listed = 0;
+  for (const ReportRow& r : model.rows)
+    for (const RowFailure& f : r.failures)
+      if (f.kind == kind && listed++ < kMarkdownMaxListed)
+        out << fmt::format("| {} | {} | {} |\n", markdownCell(model.runs[r.run].label),
+                           markdownCell(rowName(r.m)), markdownCell(f.message));
+  if (listed > kMarkdownMaxListed)
+    out << fmt::format("\n…and {} more.\n", listed - kMarkdownMaxListed);
+}
+
+void writeDiagnoses(const ReportModel& model, std::ostream& out) {
+  for (const Diagnosis* d : model.diagnoses()) {
+    out << fmt::format("\n### Diagnosis: {} layer{}\n\n> {}\n", core::layerName(d->layer),
+                       d->conclusive ? "" : " (inconclusive)", markdownCell(d->verdict));
+    if (!d->next_step.empty()) out << fmt::format(">\n> **Next step:** {}\n", markdownCell(d->next_step));
+  }
+}
+
+}  // namespace
+
+void writeMarkdown(const ReportModel& model, std::ostream& out) {
+  out << fmt::format("## {} ccscope report: {}\n\n", model.passed() ? "✅" : "❌", verdictLine(model));
+  writeRuns(model, out);
+  writeKeyNumbers(model, out);
+  if (model.has_baseline) {
+    size_t compared = model.rows.size() - model.unmatched_rows;
+    out << fmt::format("\nBaseline `{}`, tolerance {:g}%: {} rows compared, {} regressed, {} "
+                       "without a baseline row.\n",
+                       markdownCell(model.baseline_source), model.criteria.tolerance * 100, compared,
+                       model.count(FailureKind::kRegression), model.unmatched_rows);
+    if (model.count(FailureKind::kRegression)) writeRegressions(model, out);
+  }
+  writeOtherFailures(model, FailureKind::kWrongResults, "Wrong results", out);
+  writeOtherFailures(model, FailureKind::kThreshold, "Limits violated", out);
+  if (!model.unmatched_limits.empty()) {
+    out << "\n### Limits that checked nothing\n\n";
+    for (const std::string& l : model.unmatched_limits) out << "- " << markdownCell(l) << "\n";
+  }
+  writeDiagnoses(model, out);
+}
+
+}  // namespace ccscope::reports
