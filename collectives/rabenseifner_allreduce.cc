@@ -82,8 +82,8 @@ void allgather(const Ctx& c) {
 
 }  // namespace
 
-Schedule rabenseifnerAllreduceSchedule(int rank, int ranks, uint64_t count,
-                                       uint64_t segment_elems, bool avg) {
+Schedule rabenseifnerAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t segment_elems,
+                                       bool avg) {
   Schedule s;
   s.rank = rank;
   s.ranks = ranks;
@@ -107,7 +107,9 @@ Schedule rabenseifnerAllreduceSchedule(int rank, int ranks, uint64_t count,
     reduceScatter(c, f.foldPartner(rank) >= 0 ? Span{Buf::kOutput, 0} : Span{Buf::kInput, 0});
     if (avg)  // the owned block is final: scale it once, before it is passed on
       forEachSegment(c.blocks.offset(c.me), c.blocks.length(c.me, c.me + 1), seg,
-                     [&](uint64_t, uint64_t off, uint64_t len) { b.scale({Buf::kOutput, off}, len); });
+                     [&](uint64_t, uint64_t off, uint64_t len) {
+                       b.scale({Buf::kOutput, off}, len);
+                     });
     allgather(c);
   }
   plan.tag_base = static_cast<uint32_t>(2 * f.rounds + 1) * phase_tags;

@@ -66,9 +66,10 @@ Schedule recursiveDoublingAllreduceSchedule(int rank, int ranks, uint64_t count,
       });
       acc = next;
     }
-    if (false && avg)
-      forEachSegment(0, count, seg,
-                     [&](uint64_t, uint64_t off, uint64_t len) { b.scale({Buf::kOutput, off}, len); });
+    if (avg)
+      forEachSegment(0, count, seg, [&](uint64_t, uint64_t off, uint64_t len) {
+        b.scale({Buf::kOutput, off}, len);
+      });
   }
   plan.tag_base = static_cast<uint32_t>(rounds + 1) * phase_tags;
   foldOut(b, f, rank, plan);

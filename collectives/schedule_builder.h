@@ -30,7 +30,7 @@ class ScheduleBuilder {
  private:
   struct Access {
     uint64_t end = 0;
-    uint32_t writer = UINT32_MAX;    // last op that wrote the range
+    uint32_t writer = UINT32_MAX;   // last op that wrote the range
     std::vector<uint32_t> readers;  // ops that read it since
   };
   using Space = std::map<uint64_t, Access>;  // begin -> access; disjoint, covering [0, 2^64)

@@ -118,8 +118,12 @@ Schedule treeAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t seg
   s.scratch_elems = 2 * count;  // a landing slot per child
   const auto trees = doubleBinaryTree(rank, ranks);
   const uint64_t mid = partOffset(count, 2, 1);
-  const TreeCtx c{b, trees, {Half{0, mid}, Half{mid, count - mid}}, count,
-                  std::max<uint64_t>(1, segment_elems), avg};
+  const TreeCtx c{b,
+                  trees,
+                  {Half{0, mid}, Half{mid, count - mid}},
+                  count,
+                  std::max<uint64_t>(1, segment_elems),
+                  avg};
   const uint64_t segs = segmentCount(mid, c.seg);  // half 0 is the longer one
   // Segment g's broadcast is emitted after segment g+1's reduction: per-peer messages are posted
   // in schedule order, and where one tree's up-link is the other's down-link this lets the next

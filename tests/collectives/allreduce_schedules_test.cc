@@ -3,14 +3,15 @@
 // per rank follow each algorithm's formula, and (lineage_sim.h) no op races with a transfer in
 // flight, in place or not, avg scales each final sum exactly once, and nothing deadlocks when a
 // send completes only once its receive is posted.
+#include "collectives/allreduce_schedules.h"
+
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <tuple>
 
-#include <gtest/gtest.h>
-
-#include "collectives/allreduce_schedules.h"
 #include "collectives/power_of_two_fold.h"
 #include "lineage_sim.h"
 #include "schedule_sim.h"
@@ -115,8 +116,10 @@ TEST_P(AllreduceScheduleTest, RaceFreeInPlaceAndOutOfPlaceAndAvgScalesOnce) {
   for (uint64_t count : {uint64_t{0}, uint64_t{1}, uint64_t(n + 1), uint64_t{37}})
     for (uint64_t seg : {uint64_t{1}, uint64_t{4}, uint64_t{1} << 30})
       for (int mode = 0; mode < 8; ++mode) {
-        const testing::LineageOptions o{.in_place = (mode & 1) != 0, .avg = (mode & 2) != 0,
-                                        .rendezvous = (mode & 4) == 0, .seed = count * 31 + seg};
+        const testing::LineageOptions o{.in_place = (mode & 1) != 0,
+                                        .avg = (mode & 2) != 0,
+                                        .rendezvous = (mode & 4) == 0,
+                                        .seed = count * 31 + seg};
         SCOPED_TRACE(std::string(algo().name) + " count " + std::to_string(count) + " segment " +
                      std::to_string(seg) + " mode " + std::to_string(mode));
         auto scheds = buildAll(algo(), n, count, seg, o.avg);
@@ -189,7 +192,8 @@ TEST(DoubleBinaryTreeTest, BothTreesSpanEveryRankAndLeavesSwapRoles) {
   for (int n = 2; n <= 17; ++n)
     for (int r = n % 2; r < n; ++r) {  // odd n: rank 0 is tree 0's one-child root, interior in both
       const auto trees = doubleBinaryTree(r, n);
-      EXPECT_NE(trees[0].childCount() == 0, trees[1].childCount() == 0) << n << " ranks, rank " << r;
+      EXPECT_NE(trees[0].childCount() == 0, trees[1].childCount() == 0)
+          << n << " ranks, rank " << r;
     }
 }
 
@@ -237,7 +241,8 @@ TEST(AllreduceScheduleCheckTest, CatchesBrokenSchedules) {
     twice[0].finalize();
     EXPECT_NE(testing::LineageSim(twice, count, {.avg = true}).run(), "");
     // 4. avg never scaled.
-    EXPECT_NE(testing::LineageSim(buildAll(a, n, count, seg, false), count, {.avg = true}).run(), "");
+    EXPECT_NE(testing::LineageSim(buildAll(a, n, count, seg, false), count, {.avg = true}).run(),
+              "");
   }
 }
 

@@ -15,9 +15,11 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/schedule.h"
+#include "rank_memory.h"
 
 namespace ccscope::collectives::testing {
 
@@ -33,20 +35,17 @@ class LineageSim {
   static constexpr uint64_t kScaled = uint64_t{1} << 63;
 
   LineageSim(const std::vector<Schedule>& s, uint64_t count, const LineageOptions& o)
-      : s_(s), n_(static_cast<int>(s.size())), o_(o), rng_(o.seed), ranks_(s.size()) {
-    all_ = n_ >= 63 ? ~kScaled : (uint64_t{1} << n_) - 1;
+      : s_(s), n_(static_cast<int>(s.size())), o_(o), rng_(o.seed) {
+    all_ = (uint64_t{1} << n_) - 1;
     for (int r = 0; r < n_; ++r) {
-      Rank& k = ranks_[r];
-      k.mem[0].assign(count, uint64_t{1} << r);  // Input
-      k.mem[1].assign(count, o.in_place ? uint64_t{1} << r : 0);
-      k.mem[2].assign(s[r].scratch_elems, 0);
-      for (int b = 0; b < 3; ++b) k.writing[b].assign(k.mem[b].size(), 0), k.reading[b] = k.writing[b];
-      k.remaining.resize(s[r].ops.size());
+      ranks_.emplace_back(RankMemory(r, count, s[r].scratch_elems, o.in_place));
+      Rank& k = ranks_.back();
       std::map<std::pair<int, bool>, uint32_t> lanes;
       for (uint32_t i = 0; i < s[r].ops.size(); ++i) {
-        const Op& o = s[r].ops[i];
-        k.nth.push_back(comm(o) ? lanes[{o.peer, o.kind == OpKind::kRecv}]++ : 0);
-        if ((k.remaining[i] = o.dep_count) == 0) k.ready.insert(i);
+        const Op& op = s[r].ops[i];
+        k.nth.push_back(comm(op) ? lanes[{op.peer, op.kind == OpKind::kRecv}]++ : 0);
+        k.remaining.push_back(op.dep_count);
+        if (op.dep_count == 0) k.ready.insert(i);
       }
     }
   }
@@ -63,56 +62,45 @@ class LineageSim {
       }
       if (moves.empty()) break;
       auto [r, i] = moves[std::uniform_int_distribution<size_t>(0, moves.size() - 1)(rng_)];
-      if (ranks_[r].inflight.count(i)) complete(r, i); else start(r, i);
+      if (ranks_[r].inflight.count(i))
+        complete(r, i);
+      else
+        start(r, i);
     }
     if (!error_.empty()) return error_;
+    const uint64_t want = all_ | (o_.avg && n_ > 1 ? kScaled : 0);
     for (int r = 0; r < n_; ++r) {
-      if (ranks_[r].done != s_[r].ops.size()) return "deadlock: rank " + std::to_string(r) + " stuck";
-      const uint64_t want = all_ | (o_.avg && n_ > 1 ? kScaled : 0);
-      for (size_t e = 0; e < ranks_[r].mem[1].size(); ++e)
-        if (ranks_[r].mem[1][e] != want)
+      if (ranks_[r].done != s_[r].ops.size()) return "deadlock: rank " + std::to_string(r);
+      for (size_t e = 0; e < ranks_[r].mem.output().size(); ++e)
+        if (ranks_[r].mem.output()[e] != want)
           return "rank " + std::to_string(r) + " element " + std::to_string(e) + " is wrong";
     }
     for (auto& [lane, q] : wire_)
-      if (!q.empty()) return "unconsumed message " + std::to_string(lane.first) + "->" + std::to_string(lane.second);
+      if (!q.empty()) return "unconsumed message from rank " + std::to_string(lane.first);
     return "";
   }
 
  private:
   struct Rank {
-    std::vector<uint64_t> mem[3];
-    std::vector<uint16_t> writing[3], reading[3];  // in-flight receives / sends per element
+    explicit Rank(RankMemory m) : mem(std::move(m)) {}
+    RankMemory mem;
     std::vector<uint32_t> remaining, nth;  // deps left; index in its per-peer lane
     std::set<uint32_t> ready, inflight;
     std::map<std::pair<int, bool>, uint32_t> posted;  // (peer, is_recv) -> messages posted
     size_t done = 0;
   };
-  struct Msg {
-    uint32_t tag;
-    std::vector<uint64_t> data;
-  };
+  using Lane = std::pair<int, int>;  // (src, dst)
 
-  int bufIndex(Buf b) const { return b == Buf::kInput ? (o_.in_place ? 1 : 0) : b == Buf::kOutput ? 1 : 2; }
-  bool comm(const Op& o) const { return o.kind == OpKind::kSend || o.kind == OpKind::kRecv; }
-  std::string where(int r, uint32_t i) const { return "rank " + std::to_string(r) + " op " + std::to_string(i); }
-
-  // Visits the counters of [sp, sp+count); false (and an error) if out of bounds.
-  template <class F>
-  bool each(int r, uint32_t i, const Span& sp, uint64_t count, F&& f) {
-    int b = bufIndex(sp.buf);
-    if (sp.offset + count > ranks_[r].mem[b].size()) return fail(where(r, i) + " out of bounds");
-    for (uint64_t e = sp.offset; e < sp.offset + count; ++e) f(b, e);
-    return true;
+  static bool comm(const Op& o) { return o.kind == OpKind::kSend || o.kind == OpKind::kRecv; }
+  bool fail(const std::string& what, int r, uint32_t i) {
+    if (error_.empty()) error_ = "rank " + std::to_string(r) + " op " + std::to_string(i) + what;
+    return false;
   }
-  bool fail(std::string e) { if (error_.empty()) error_ = std::move(e); return false; }
-  // Fails when [sp, +count) is being written (and, for writers, read) by a transfer in flight.
-  bool clear(int r, uint32_t i, const Span& sp, uint64_t count, bool write) {
-    bool ok = true;
-    Rank& k = ranks_[r];
-    if (!each(r, i, sp, count, [&](int b, uint64_t e) {
-          ok = ok && !k.writing[b][e] && !(write && k.reading[b][e]);
-        })) return false;
-    return ok || fail(where(r, i) + " races with a transfer in flight");
+  // In bounds and not racing with a transfer in flight.
+  bool usable(int r, uint32_t i, const Span& sp, uint64_t count, bool write) {
+    if (!ranks_[r].mem.fits(sp, count)) return fail(" out of bounds", r, i);
+    if (ranks_[r].mem.busy(sp, count, write)) return fail(" races with a transfer in flight", r, i);
+    return true;
   }
 
   // Sends and receives start, and complete, in their per-peer lane's order (per-pair FIFO).
@@ -131,58 +119,54 @@ class LineageSim {
     Rank& k = ranks_[r];
     const Op& o = s_[r].ops[i];
     k.ready.erase(i);
-    if (comm(o)) {
-      const Span& sp = o.kind == OpKind::kSend ? o.a : o.dst;
-      if (!clear(r, i, sp, o.count, o.kind == OpKind::kRecv)) return;
-      each(r, i, sp, o.count, [&](int b, uint64_t e) { ++(o.kind == OpKind::kSend ? k.reading : k.writing)[b][e]; });
-      ++k.posted[{o.peer, o.kind == OpKind::kRecv}];
-      k.inflight.insert(i);
-      return;
-    }
-    runLocal(r, i);
-    finish(r, i);
+    if (!comm(o)) return runLocal(r, i);
+    const bool is_send = o.kind == OpKind::kSend;
+    const Span& sp = is_send ? o.a : o.dst;
+    if (!usable(r, i, sp, o.count, !is_send)) return;
+    k.mem.inFlight(sp, o.count, is_send, +1);
+    ++k.posted[{o.peer, !is_send}];
+    k.inflight.insert(i);
   }
 
   void runLocal(int r, uint32_t i) {
-    Rank& k = ranks_[r];
+    RankMemory& m = ranks_[r].mem;
     const Op& o = s_[r].ops[i];
-    if (!clear(r, i, o.dst, o.count, true)) return;
-    if (o.kind != OpKind::kScale && !clear(r, i, o.a, o.count, false)) return;
-    if (o.kind == OpKind::kReduce && !clear(r, i, o.b, o.count, false)) return;
-    auto& d = k.mem[bufIndex(o.dst.buf)];
+    if (!usable(r, i, o.dst, o.count, true)) return;
+    if (o.kind != OpKind::kScale && !usable(r, i, o.a, o.count, false)) return;
+    if (o.kind == OpKind::kReduce && !usable(r, i, o.b, o.count, false)) return;
     for (uint64_t e = 0; e < o.count && error_.empty(); ++e) {
-      uint64_t& out = d[o.dst.offset + e];
+      uint64_t& out = m.at(o.dst, e);
       if (o.kind == OpKind::kScale) {
-        if (out != all_) fail(where(r, i) + (out & kScaled ? " scales twice" : " scales a partial sum"));
+        if (out != all_) fail(out & kScaled ? " scales twice" : " scales a partial sum", r, i);
         out |= kScaled;
         continue;
       }
-      uint64_t x = k.mem[bufIndex(o.a.buf)][o.a.offset + e];
-      if (o.kind == OpKind::kCopy) { out = x; continue; }
-      uint64_t y = k.mem[bufIndex(o.b.buf)][o.b.offset + e];
-      if ((x | y) & kScaled) fail(where(r, i) + " reduces a scaled value");
-      if (x & y) fail(where(r, i) + " counts a contribution twice");
+      const uint64_t x = m.at(o.a, e), y = o.kind == OpKind::kReduce ? m.at(o.b, e) : 0;
+      if (o.kind == OpKind::kReduce && ((x | y) & kScaled)) fail(" reduces a scaled value", r, i);
+      if (x & y) fail(" counts a contribution twice", r, i);
       out = x | y;
     }
+    finish(r, i);
   }
 
   void complete(int r, uint32_t i) {
     Rank& k = ranks_[r];
     const Op& o = s_[r].ops[i];
     k.inflight.erase(i);
-    if (o.kind == OpKind::kSend) {
-      auto& src = k.mem[bufIndex(o.a.buf)];
-      wire_[{r, o.peer}].push_back({o.tag, {src.begin() + o.a.offset, src.begin() + o.a.offset + o.count}});
+    if (o.kind == OpKind::kSend) {  // the data leaves when the send completes
+      std::vector<uint64_t> data;
+      for (uint64_t e = 0; e < o.count; ++e) data.push_back(k.mem.at(o.a, e));
+      wire_[{r, o.peer}].push_back({o.tag, std::move(data)});
       ++sent_[{r, o.peer}];
-      each(r, i, o.a, o.count, [&](int b, uint64_t e) { --k.reading[b][e]; });
+      k.mem.inFlight(o.a, o.count, true, -1);
     } else {
       auto& q = wire_[{o.peer, r}];
-      Msg m = std::move(q.front());
+      auto [tag, data] = std::move(q.front());
       q.pop_front();
       ++received_[{o.peer, r}];
-      if (m.tag != o.tag || m.data.size() != o.count) fail(where(r, i) + ": message mismatch");
-      each(r, i, o.dst, o.count, [&](int b, uint64_t e) { --k.writing[b][e]; });
-      if (error_.empty()) std::copy(m.data.begin(), m.data.end(), k.mem[bufIndex(o.dst.buf)].begin() + o.dst.offset);
+      k.mem.inFlight(o.dst, o.count, false, -1);
+      if (tag != o.tag || data.size() != o.count) return (void)fail(": message mismatch", r, i);
+      for (uint64_t e = 0; e < o.count; ++e) k.mem.at(o.dst, e) = data[e];
     }
     finish(r, i);
   }
@@ -192,7 +176,7 @@ class LineageSim {
     const Op& o = s_[r].ops[i];
     ++k.done;
     for (uint32_t j = 0; j < o.next_count; ++j) {
-      uint32_t d = s_[r].dependents[o.next_begin + j];
+      const uint32_t d = s_[r].dependents[o.next_begin + j];
       if (--k.remaining[d] == 0) k.ready.insert(d);
     }
   }
@@ -203,8 +187,8 @@ class LineageSim {
   std::mt19937_64 rng_;
   std::vector<Rank> ranks_;
   uint64_t all_ = 0;
-  std::map<std::pair<int, int>, std::deque<Msg>> wire_;   // (src, dst): completed sends
-  std::map<std::pair<int, int>, uint32_t> sent_, received_;  // (src, dst): completed
+  std::map<Lane, std::deque<std::pair<uint32_t, std::vector<uint64_t>>>> wire_;  // sent data
+  std::map<Lane, uint32_t> sent_, received_;                                     // completed
   std::string error_;
 };
 
