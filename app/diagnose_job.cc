@@ -79,6 +79,7 @@ reports::Diagnosis verdict(const std::vector<ProbeResult>& results) {
         d.layer = l;
         d.verdict = fmt::format("{}: {}", r.name, r.detail);
         d.culprit = r.culprit;
+        d.culprit.dedupe();
         for (const auto& e : r.evidence) d.evidence.push_back({"", 0, e});
         d.next_step = l == Layer::kHostNetwork ? "Check the named hosts' links, routes, firewall and the interface the job uses."
                                                : "Fix the named configuration, then rerun ccscope diagnose.";
@@ -140,16 +141,17 @@ int runDiagnoseRank(const DiagnoseOptions& o, const launch::LaunchInfo& info) {
                                   o.probe.ifname.empty() ? rv.client->localAddress() : "", 0};
   auto t = transports::makeTransport("tcp", to);
   Status s = t ? (*t)->connect(*rv.client, Deadline::afterSeconds(o.probe.timeout_s)) : t.status();
-  st.post("connect", json{{"ok", s.isOk()}, {"error", s.message()}});
+  st.post("connect", json{{"ok", s.isOk()}, {"error", s.message()}, {"peer", s.peer()}});
   json pairs = s.isOk() ? diagnostics::measurePairs(**t, st.hosts, o.probe) : json::array();
   st.post("pairs", pairs);
   if (s.isOk()) {
     ProbeResult coll = collectiveProbe(st, **t, "tcp");
     st.post("collective", json{{"ok", coll.outcome == ProbeOutcome::kPass}, {"detail", coll.detail}});
   }
-  if (info.rank != 0) {
+  if (info.rank != 0) {  // every rank exits with the verdict rank 0 reached
+    auto v = rv.client->get("diag/verdict", Deadline::afterSeconds(o.probe.timeout_s * 4));
     rv.client->finish();
-    return kExitOk;
+    return v ? std::atoi(v->c_str()) : kExitHang;
   }
   ProbeResult conn{Layer::kHostNetwork, "tcp connect", ProbeOutcome::kPass, "every rank connected", {}, {}};
   auto connects = st.collect("connect", Layer::kHostNetwork, "tcp connect");
@@ -158,6 +160,13 @@ int runDiagnoseRank(const DiagnoseOptions& o, const launch::LaunchInfo& info) {
       conn.outcome = ProbeOutcome::kFail;
       conn.detail = "ranks that could not connect to their peers";
       conn.culprit.ranks.push_back(static_cast<int>(r));
+      int peer = connects[r].value("peer", -1);
+      if (peer >= 0 && peer < static_cast<int>(st.hosts.size())) {  // the pair that failed
+        conn.culprit.ranks.push_back(peer);
+        conn.culprit.hosts = {st.hosts[r], st.hosts[peer]};
+        conn.culprit.links.push_back(fmt::format("{} <-> {}", std::min(st.hosts[r], st.hosts[peer]),
+                                                 std::max(st.hosts[r], st.hosts[peer])));
+      }
       conn.evidence.push_back(fmt::format("rank {}: {}", r, connects[r].value("error", std::string())));
     }
   st.results.push_back(conn);
@@ -175,6 +184,7 @@ int runDiagnoseRank(const DiagnoseOptions& o, const launch::LaunchInfo& info) {
     st.results.push_back(coll);
   }
   int code = report(st);
+  rv.client->put("diag/verdict", std::to_string(code)).ignore();
   rv.client->finish();
   lingerWhileOthersNeedTheStore(rv, 0);
   return code;

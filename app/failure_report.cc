@@ -1,6 +1,8 @@
 #include "app/failure_report.h"
 
 #include <cstdio>
+#include <memory>
+#include <regex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -49,31 +51,67 @@ int exitCodeFor(const Status& s) {
   }
 }
 
+// Before the rendezvous completed there is no store to ask: the status itself says who is
+// missing ("... in time: 2 (not-joined), 3 (gone)") or that this rank could not reach it.
+reports::Diagnosis bootstrapDiagnosis(const Status& s, const FailureContext& ctx) {
+  reports::Diagnosis d;
+  d.layer = Layer::kBootstrap;
+  d.conclusive = true;
+  d.confidence = "high";
+  d.verdict = s.message();
+  d.next_step = "Check that every rank was started, that the rendezvous address and port are right "
+                "and free, and that no firewall rejects it.";
+  static const std::regex kMissing(R"((\d+) \((not-joined|gone|frozen)\))");
+  for (std::sregex_iterator it(s.message().begin(), s.message().end(), kMissing), end; it != end; ++it)
+    d.culprit.ranks.push_back(std::stoi((*it)[1]));
+  if (d.culprit.ranks.empty()) {  // this rank could not join
+    d.culprit.ranks.push_back(ctx.rank);
+    d.culprit.hosts.push_back(ctx.host);
+  }
+  d.evidence.push_back({"", 0, fmt::format("rank {}: {}", ctx.rank, s.toString())});
+  return d;
+}
+
+void emit(const reports::Diagnosis& d, const FailureContext& ctx) {
+  std::string text = diagnostics::renderDiagnosis(d);
+  std::fprintf(stderr, "ccscope: rank %d: diagnosis: %s", ctx.rank, text.c_str());
+  std::unique_ptr<reports::JsonLinesWriter> own;
+  reports::JsonLinesWriter* out = ctx.json;
+  if (!out && ctx.rank == 0 && !ctx.json_path.empty()) {
+    auto w = reports::JsonLinesWriter::open(ctx.json_path);
+    if (w) own = std::move(w.value());
+    out = own.get();
+  }
+  if (!out) return;
+  nlohmann::json rec = reports::toJson(d);
+  rec["type"] = "diagnosis";
+  rec["reported_by"] = ctx.rank;
+  out->write(rec);
+}
+
 int reportFailure(const Status& s, const FailureContext& ctx) {
   std::fprintf(stderr, "ccscope: rank %d: %s\n", ctx.rank, s.toString().c_str());
   int code = exitCodeFor(s);
-  if (code != kExitHang || !ctx.client) return code;
+  if (code == kExitHang && (!ctx.client || s.layer() == Layer::kBootstrap)) {
+    emit(bootstrapDiagnosis(s, ctx), ctx);
+    return code;
+  }
+  if (code != kExitHang) return code;
   diagnostics::HangInputs in;
   in.self = ctx.rank;
   in.failure = s;
+  in.self_host = ctx.host;
+  in.store_host = ctx.client->storeAddress().host;
   auto table = settledTable(*ctx.client);
   if (table) in.table = std::move(*table);
   else in.store_error = table.status().message();
   in.reachable = [](const std::string& addr) {
     return launch::tcpReachable(addr, kProbePort, core::Deadline::afterSeconds(kProbeSeconds));
   };
-  reports::Diagnosis d = diagnostics::diagnoseHang(in);
-  std::string text = diagnostics::renderDiagnosis(d);
-  std::fprintf(stderr, "ccscope: rank %d: diagnosis: %s", ctx.rank, text.c_str());
+  emit(diagnostics::diagnoseHang(in), ctx);
   if (ctx.recorder) {
     std::string path = diagnostics::writeFlightDump(*ctx.recorder, ctx.rank, ctx.host);
     if (!path.empty()) std::fprintf(stderr, "ccscope: rank %d: flight recorder dumped to %s\n", ctx.rank, path.c_str());
-  }
-  if (ctx.json) {
-    nlohmann::json rec = reports::toJson(d);
-    rec["type"] = "diagnosis";
-    rec["reported_by"] = ctx.rank;
-    ctx.json->write(rec);
   }
   return code;
 }

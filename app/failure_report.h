@@ -18,6 +18,7 @@ struct FailureContext {
   launch::StoreClient* client = nullptr;           // null before the rendezvous
   const core::FlightRecorder* recorder = nullptr;
   reports::JsonLinesWriter* json = nullptr;         // rank 0's results file, if any
+  std::string json_path;                            // rank 0's --json, opened on demand
 };
 
 int exitCodeFor(const core::Status& s);

@@ -75,10 +75,10 @@ core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
 int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launch::LaunchInfo& info) {
   core::FlightRecorder recorder;  // declared first: the heartbeat thread reads it until rv dies
   Rendezvous rv;
-  FailureContext fctx{info.rank, hostName(), nullptr, &recorder, nullptr};
+  FailureContext fctx{info.rank, hostName(), nullptr, &recorder, nullptr, o.json_path};
   auto fail = [&](Status s) {
     int code = reportFailure(s, fctx);
-    if (rv.client) rv.client->reportAbort(s.message());
+    if (rv.client) rv.client->reportAbort(s.toString());
     lingerWhileOthersNeedTheStore(rv, info.rank);
     return code;
   };

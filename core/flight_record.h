@@ -65,9 +65,10 @@ class FlightRecorder {
     e.seq.store(seq, std::memory_order_release);
     return e;
   }
+  // A failed operation keeps whom it waited on: that is what the hang report needs.
   static void end(FlightEntry& e, bool ok) {
     e.end_ns.store(nowNs(), std::memory_order_relaxed);
-    e.waitingOn(-1, 0, 0);
+    if (ok) e.waitingOn(-1, 0, 0);
     e.state.store(ok ? FlightState::kDone : FlightState::kFailed, std::memory_order_release);
   }
 

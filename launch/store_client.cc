@@ -53,7 +53,15 @@ core::Result<std::unique_ptr<StoreClient>> StoreClient::join(const HostPort& sto
           fmt::format("rank {} cannot reach the rendezvous store", rank));
     Fd& slot = role == 0 ? c->kv_ : c->ctl_;
     slot = std::move(fd.value());
-    CCSCOPE_RETURN_IF_ERROR(c->hello(slot, role, deadline));
+    Status hs = c->hello(slot, role, deadline);
+    if (!hs.isOk()) {
+      // Something answers on the port but not as our store (a squatter), or the store refused us.
+      return hs.code() == Code::kInvalidArgument
+                 ? hs
+                 : hs.withLayer(Layer::kBootstrap).prepend(fmt::format(
+                       "{} accepted the connection but did not answer as a ccscope rendezvous store "
+                       "(another process holds the port?)", store.toString()));
+    }
   }
   c->heartbeat_ = std::thread([p = c.get()] { p->heartbeatLoop(); });
   CCSCOPE_RETURN_IF_ERROR(c->barrier("join", deadline));

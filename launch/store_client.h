@@ -44,6 +44,7 @@ class StoreClient : public Bootstrap {
   void finish();
   // The local address of this rank's connection to the store: the interface that reaches it.
   std::string localAddress() const { return localAddressOf(kv_.get()); }
+  const HostPort& storeAddress() const { return store_; }
 
  private:
   StoreClient() = default;

@@ -103,6 +103,16 @@ nlohmann::json toJson(const Evidence& e) {
   return json{{"file", e.file}, {"line", e.line}, {"text", e.text}};
 }
 
+void Culprit::dedupe() {
+  auto uniq = [](auto& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  };
+  uniq(ranks);
+  uniq(hosts);
+  uniq(links);
+}
+
 nlohmann::json toJson(const Culprit& c) {
   return json{{"ranks", c.ranks}, {"hosts", c.hosts}, {"links", c.links}};
 }

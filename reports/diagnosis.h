@@ -24,6 +24,8 @@ struct Culprit {
   std::vector<std::string> hosts;
   std::vector<std::string> links;  // "hostA -> hostB" or "rank 3 -> rank 4"
   bool empty() const { return ranks.empty() && hosts.empty() && links.empty(); }
+  // Sorted, without repeats (evidence may name a rank or host many times).
+  void dedupe();
 };
 
 // How a finding relates to the failure: a root-cause-class event, a symptom of some other

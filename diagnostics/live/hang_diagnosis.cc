@@ -84,12 +84,18 @@ std::optional<Diagnosis> deadOrFrozen(const HangInputs& in) {
   return d;
 }
 
-// Ranks at different operations, or at the same operation with different shapes.
+// Ranks at the same operation number with different shapes (a skipped collective shifts the
+// numbering, so it shows up the same way). Ranks merely one operation ahead are not a
+// disagreement: their sends were buffered, which is normal.
 std::optional<Diagnosis> disagreement(const HangInputs& in, const std::map<int, Snapshot>& snaps) {
+  std::map<uint64_t, std::set<std::string>> shapes_at;
+  for (const auto& [rank, s] : snaps) shapes_at[s.seq].insert(fmt::format("{} {} B {}", s.op, s.bytes, s.dtype));
+  bool differ = false;
+  for (const auto& [seq, shapes] : shapes_at) differ |= shapes.size() > 1;
+  if (!differ) return std::nullopt;
   std::map<std::string, std::vector<int>> groups;
   for (const auto& [rank, s] : snaps)
     groups[fmt::format("#{} {} {} B {}", s.seq, s.op, s.bytes, s.dtype)].push_back(rank);
-  if (groups.size() < 2) return std::nullopt;
   auto majority = std::max_element(groups.begin(), groups.end(),
                                    [](auto& a, auto& b) { return a.second.size() < b.second.size(); });
   Diagnosis d = make(Layer::kApplication, "", "Make every rank call the same collectives in the same "
@@ -108,45 +114,22 @@ std::optional<Diagnosis> disagreement(const HangInputs& in, const std::map<int, 
   return d;
 }
 
-// Follows "a waits on b" from this rank: the head is a rank that waits on nobody, or a
-// two-rank cycle (both wait on each other: the path between them is not carrying data).
-std::optional<Diagnosis> waitFor(const HangInputs& in, const std::map<int, Snapshot>& snaps) {
-  auto next = [&](int r) -> int {
-    auto it = snaps.find(r);
-    return it == snaps.end() || it->second.state != "running" ? -1 : it->second.peer;
-  };
-  int cur = in.failure.peer() >= 0 ? in.failure.peer() : next(in.self);
-  int prev = in.self;
-  std::set<int> seen{in.self};
-  while (cur >= 0 && !seen.count(cur)) {
-    seen.insert(cur);
-    int n = next(cur);
-    if (n < 0) {
-      const RankHealth* h = nullptr;
-      for (const auto& x : in.table) if (x.rank == cur) h = &x;
-      Diagnosis d = make(Layer::kApplication,
-                         fmt::format("rank {} waits for rank {}, which is alive but not inside this "
-                                     "collective (busy elsewhere or skipped it)", prev, cur),
-                         "Find what that rank is doing (py-spy dump / gdb); check for rank-only code paths.");
-      if (h) blame(d, *h);
-      return d;
-    }
-    prev = cur;
-    cur = n;
-  }
-  if (cur < 0 || next(cur) != prev) return std::nullopt;
-  const RankHealth *a = nullptr, *b = nullptr;
-  for (const auto& x : in.table) {
-    if (x.rank == prev) a = &x;
-    if (x.rank == cur) b = &x;
-  }
-  if (!a || !b) return std::nullopt;
+const RankHealth* healthOf(const HangInputs& in, int rank) {
+  for (const auto& h : in.table)
+    if (h.rank == rank) return &h;
+  return nullptr;
+}
+
+// x waits on y, and y is ahead of x (it finished the operation, so it sent its part) or waits
+// on x too: data from y to x is not arriving. Across hosts that is the network path.
+Diagnosis starvedLink(const RankHealth& x, const RankHealth& y) {
+  const RankHealth *a = &x, *b = &y;
   if (a->rank > b->rank) std::swap(a, b);  // links are named lower rank first
   bool same_host = hostOf(*a) == hostOf(*b);
   Diagnosis d = make(same_host ? Layer::kLibrary : Layer::kHostNetwork,
-                     fmt::format("ranks {} ({}) and {} ({}) wait for each other and no data moves "
-                                 "between them: the {} between them is not delivering", a->rank,
-                                 hostOf(*a), b->rank, hostOf(*b), same_host ? "transport" : "network path"),
+                     fmt::format("rank {} ({}) waits for data from rank {} ({}), which is alive and has "
+                                 "sent it or waits in turn: the {} between them is not delivering",
+                                 x.rank, hostOf(x), y.rank, hostOf(y), same_host ? "transport" : "network path"),
                      same_host ? "Rerun with another transport (--transport tcp) to isolate the transport."
                                : "Test that pair of hosts directly (ccscope diagnose, ping, iperf); look for "
                                  "firewall rules, MTU mismatches or a faulty link between them.");
@@ -156,15 +139,79 @@ std::optional<Diagnosis> waitFor(const HangInputs& in, const std::map<int, Snaps
   return d;
 }
 
+// Walks "x waits on y" from this rank. The first hop whose data is not arriving from a live
+// sender is a dead path; a rank that waits on nobody and is not ahead is the head (it is not
+// in the collective at all).
+std::optional<Diagnosis> waitFor(const HangInputs& in, const std::map<int, Snapshot>& snaps) {
+  auto snap = [&](int r) -> const Snapshot* {
+    auto it = snaps.find(r);
+    return it == snaps.end() ? nullptr : &it->second;
+  };
+  auto waitsOn = [&](int r) -> int {
+    const Snapshot* s = snap(r);
+    return s && (s->state == "running" || s->state == "failed") ? s->peer : -1;
+  };
+  int x = in.self;
+  int y = in.failure.peer() >= 0 ? in.failure.peer() : waitsOn(x);
+  std::set<int> seen{x};
+  while (y >= 0 && !seen.count(y)) {
+    const Snapshot *sx = snap(x), *sy = snap(y);
+    const RankHealth *hx = healthOf(in, x), *hy = healthOf(in, y);
+    if (!hx || !hy) return std::nullopt;
+    bool ahead = sx && sy && sy->seq > sx->seq;
+    if (ahead || waitsOn(y) == x) return starvedLink(*hx, *hy);
+    if (waitsOn(y) < 0) {
+      Diagnosis d = make(Layer::kApplication,
+                         fmt::format("rank {} waits for rank {}, which is alive but not inside this "
+                                     "collective (busy elsewhere or skipped it)", x, y),
+                         "Find what that rank is doing (py-spy dump / gdb); check for rank-only code paths.");
+      blame(d, *hy);
+      return d;
+    }
+    seen.insert(y);
+    x = y;
+    y = waitsOn(y);
+  }
+  return std::nullopt;
+}
+
+// A rank that gave up first for a configuration reason (not a timeout) is the root cause.
+std::optional<Diagnosis> configAbort(const HangInputs& in) {
+  std::optional<Diagnosis> d;
+  for (const RankHealth& h : in.table) {
+    if (h.state != RankState::kAborted || h.rank == in.self) continue;
+    bool config = h.note.rfind("invalid-argument", 0) == 0 || h.note.rfind("unsupported", 0) == 0 ||
+                  h.note.rfind("unavailable", 0) == 0;
+    if (!config) continue;
+    Layer layer = Layer::kApplication;
+    for (Layer l : {Layer::kBootstrap, Layer::kHostNetwork, Layer::kRdma, Layer::kGpu, Layer::kLibrary})
+      if (h.note.find(fmt::format("[{}]", core::layerName(l))) != std::string::npos) layer = l;
+    if (!d) d = make(layer, fmt::format("rank {} ({}) gave up: {}", h.rank, hostOf(h), h.note),
+                     "Fix that rank's configuration (its message names what is wrong) and rerun.");
+    blame(*d, h);
+  }
+  return d;
+}
+
 }  // namespace
 
 Diagnosis diagnoseHang(const HangInputs& in) {
   std::optional<Diagnosis> d;
   if (in.table.empty()) {
-    d = make(Layer::kApplication,
-             fmt::format("the rendezvous store (rank 0 or the launcher) is gone: {}", in.store_error),
-             "Look at rank 0's (or the launcher's) output: it exited or was killed first.");
-    d->culprit.ranks.push_back(0);
+    if (in.reachable && !in.store_host.empty() && !in.reachable(in.store_host)) {
+      d = make(Layer::kHostNetwork,
+               fmt::format("this host ({}) lost the network: the rendezvous host {} does not answer "
+                           "TCP from here ({})", in.self_host, in.store_host, in.store_error),
+               "Check this host's link (ip link, cable, switch port), routes and firewall.");
+      d->culprit.ranks.push_back(in.self);
+      d->culprit.hosts.push_back(in.self_host);
+      d->culprit.links.push_back(fmt::format("{} <-> rest of the job", in.self_host));
+    } else {
+      d = make(Layer::kApplication,
+               fmt::format("the rendezvous store (rank 0 or the launcher) is gone: {}", in.store_error),
+               "Look at rank 0's (or the launcher's) output: it exited or was killed first.");
+      d->culprit.ranks.push_back(0);
+    }
   }
   if (!d) d = deadOrFrozen(in);
   if (!d) {
@@ -179,6 +226,7 @@ Diagnosis diagnoseHang(const HangInputs& in) {
   std::map<int, Snapshot> snaps;
   for (const RankHealth& h : in.table)
     if (Snapshot s = parseSnapshot(h.progress); s.valid) snaps[h.rank] = s;
+  if (!d) d = configAbort(in);
   if (!d) d = disagreement(in, snaps);
   if (!d) d = waitFor(in, snaps);
   if (!d) {
@@ -189,6 +237,7 @@ Diagnosis diagnoseHang(const HangInputs& in) {
     if (in.failure.peer() >= 0) d->culprit.ranks.push_back(in.failure.peer());
   }
   addEvidence(*d, in);
+  d->culprit.dedupe();
   return *d;
 }
 

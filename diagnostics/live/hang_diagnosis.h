@@ -19,6 +19,8 @@ struct HangInputs {
   core::Status failure;                   // what this rank saw
   std::vector<launch::RankHealth> table;  // from the store; empty when it could not be asked
   std::string store_error;                // why the store could not be asked
+  std::string store_host;                 // the rendezvous address (to tell "rank 0 died" from
+  std::string self_host;                  // "this host lost its network")
   // Whether a host still answers TCP (injected so tests need no network).
   std::function<bool(const std::string& addr)> reachable;
 };

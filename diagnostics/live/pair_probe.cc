@@ -27,14 +27,27 @@ constexpr double kSlowFraction = 0.1;
 struct PairIo {
   transports::Transport& t;
   transports::MemoryRegion mr;
-  Deadline d;
+  double timeout_s;
+  // The partner may still be busy with an earlier (slow) pair: the first message of a pair
+  // waits up to `arrive` for it; the measurement itself then runs under the probe deadline.
+  Deadline arrive;
+  Deadline d = Deadline::afterSeconds(0);
+  bool arrived = false;
+  Status finish(transports::Request r) {
+    Status s = t.wait(r, arrived ? d : arrive);
+    if (!arrived) {
+      arrived = true;
+      d = Deadline::afterSeconds(timeout_s);
+    }
+    return s;
+  }
   Status send(int peer, uint32_t tag, size_t len) {
     CCSCOPE_ASSIGN_OR_RETURN(auto r, t.postSend(peer, tag, mr, 0, len));
-    return t.wait(r, d);
+    return finish(r);
   }
   Status recv(int peer, uint32_t tag, size_t len) {
     CCSCOPE_ASSIGN_OR_RETURN(auto r, t.postRecv(peer, tag, mr, 0, len));
-    return t.wait(r, d);
+    return finish(r);
   }
 };
 
@@ -98,7 +111,7 @@ json measurePairs(transports::Transport& t, const std::vector<std::string>& host
     for (int b = a + 1; b < n; ++b) {
       if (a != me && b != me) continue;
       if (!one_host && hosts[a] == hosts[b]) continue;
-      PairIo io{t, *mr, Deadline::afterSeconds(o.timeout_s)};
+      PairIo io{t, *mr, o.timeout_s, Deadline::afterSeconds(o.timeout_s * n)};
       json r;
       Status s = runPair(io, a == me ? b : a, a == me, o.burst_bytes, r);
       if (!s.isOk() && a == me) r = {{"peer", b}, {"ok", false}, {"error", s.message()}};
