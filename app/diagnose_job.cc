@@ -1,5 +1,6 @@
 #include "app/diagnose_job.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -31,9 +32,10 @@ struct RankState {
     c.put(fmt::format("diag/{}/{}", key, c.rank()), v.dump()).ignore();
   }
   // Rank 0: every rank's value, naming ranks that never posted (they hung in that probe).
-  std::vector<json> collect(const std::string& key, Layer layer, const std::string& probe) {
+  std::vector<json> collect(const std::string& key, Layer layer, const std::string& probe,
+                            double wait_s = 0) {
     std::vector<int> missing;
-    auto v = diagnostics::gather(c, key, o.probe.timeout_s * 2, &missing);
+    auto v = diagnostics::gather(c, key, wait_s > 0 ? wait_s : o.probe.timeout_s * 2, &missing);
     if (!missing.empty() || !v) {
       ProbeResult r{layer, probe, ProbeOutcome::kFail, "ranks that did not finish the probe in time", {}, {}};
       for (int m : missing) {
@@ -155,8 +157,13 @@ int runDiagnoseRank(const DiagnoseOptions& o, const launch::LaunchInfo& info) {
   }
   ProbeResult conn{Layer::kHostNetwork, "tcp connect", ProbeOutcome::kPass, "every rank connected", {}, {}};
   auto connects = st.collect("connect", Layer::kHostNetwork, "tcp connect");
+  // A rank that could not connect out is the root; ranks that waited for it to accept are symptoms.
+  auto active = [](const json& j) { return j.value("error", std::string()).find("connecting to") != std::string::npos; };
+  bool any_active = std::any_of(connects.begin(), connects.end(), [&](const json& j) {
+    return j.is_object() && !j.value("ok", true) && active(j);
+  });
   for (size_t r = 0; r < connects.size(); ++r)
-    if (connects[r].is_object() && !connects[r].value("ok", true)) {
+    if (connects[r].is_object() && !connects[r].value("ok", true) && (!any_active || active(connects[r]))) {
       conn.outcome = ProbeOutcome::kFail;
       conn.detail = "ranks that could not connect to their peers";
       conn.culprit.ranks.push_back(static_cast<int>(r));
@@ -170,7 +177,9 @@ int runDiagnoseRank(const DiagnoseOptions& o, const launch::LaunchInfo& info) {
       conn.evidence.push_back(fmt::format("rank {}: {}", r, connects[r].value("error", std::string())));
     }
   st.results.push_back(conn);
-  st.results.push_back(diagnostics::judgePairs(st.collect("pairs", Layer::kHostNetwork, "pairs"), st.hosts));
+  // Pairs run one after another: a rank with many slow pairs may need up to n probe deadlines.
+  st.results.push_back(diagnostics::judgePairs(
+      st.collect("pairs", Layer::kHostNetwork, "pairs", o.probe.timeout_s * (info.size + 1)), st.hosts));
   if (s.isOk()) {
     ProbeResult coll{Layer::kApplication, "allreduce over tcp", ProbeOutcome::kPass, "", {}, {}};
     auto colls = st.collect("collective", Layer::kApplication, "allreduce over tcp");

@@ -61,11 +61,19 @@ reports::Diagnosis bootstrapDiagnosis(const Status& s, const FailureContext& ctx
   d.verdict = s.message();
   d.next_step = "Check that every rank was started, that the rendezvous address and port are right "
                 "and free, and that no firewall rejects it.";
+  // Something else answers on the rendezvous port: rank 0's store never started there.
+  if (s.peer() == 0) {
+    d.culprit.ranks.push_back(0);
+    if (!ctx.store_host.empty()) d.culprit.hosts.push_back(ctx.store_host);
+    d.evidence.push_back({"", 0, fmt::format("rank {}: {}", ctx.rank, s.toString())});
+    return d;
+  }
   static const std::regex kMissing(R"((\d+) \((not-joined|gone|frozen)\))");
   for (std::sregex_iterator it(s.message().begin(), s.message().end(), kMissing), end; it != end; ++it)
     d.culprit.ranks.push_back(std::stoi((*it)[1]));
-  if (d.culprit.ranks.empty()) {  // this rank could not join
-    d.culprit.ranks.push_back(ctx.rank);
+  if (d.culprit.ranks.empty()) {  // this rank could not join: nor can the others on its host
+    int first = ctx.local_size > 0 ? ctx.rank - ctx.local_rank : ctx.rank;
+    for (int r = first; r < first + std::max(1, ctx.local_size); ++r) d.culprit.ranks.push_back(r);
     d.culprit.hosts.push_back(ctx.host);
   }
   d.evidence.push_back({"", 0, fmt::format("rank {}: {}", ctx.rank, s.toString())});
@@ -102,6 +110,7 @@ int reportFailure(const Status& s, const FailureContext& ctx) {
   in.failure = s;
   in.self_host = ctx.host;
   in.store_host = ctx.client->storeAddress().host;
+  in.hosts = ctx.hosts;
   auto table = settledTable(*ctx.client);
   if (table) in.table = std::move(*table);
   else in.store_error = table.status().message();

@@ -19,6 +19,9 @@ struct FailureContext {
   const core::FlightRecorder* recorder = nullptr;
   reports::JsonLinesWriter* json = nullptr;         // rank 0's results file, if any
   std::string json_path;                            // rank 0's --json, opened on demand
+  std::vector<std::string> hosts;                   // per rank, once known
+  std::string store_host;                           // the rendezvous address, when known
+  int local_rank = 0, local_size = 0;               // this host's ranks, from the launcher
 };
 
 int exitCodeFor(const core::Status& s);

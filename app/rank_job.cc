@@ -47,8 +47,7 @@ struct Fanout : reports::ResultSink {
 
 core::Result<std::vector<std::string>> gatherHosts(launch::StoreClient& c, double timeout_s) {
   CCSCOPE_RETURN_IF_ERROR(c.put(fmt::format("host/{}", c.rank()), hostName()));
-  std::vector<std::string> hosts;
-  if (c.rank() != 0) return hosts;
+  std::vector<std::string> hosts;  // every rank learns them: a cut-off host names its own ranks
   for (int r = 0; r < c.size(); ++r) {
     CCSCOPE_ASSIGN_OR_RETURN(std::string h, c.get(fmt::format("host/{}", r), Deadline::afterSeconds(timeout_s)));
     hosts.push_back(h);
@@ -75,7 +74,10 @@ core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
 int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launch::LaunchInfo& info) {
   core::FlightRecorder recorder;  // declared first: the heartbeat thread reads it until rv dies
   Rendezvous rv;
-  FailureContext fctx{info.rank, hostName(), nullptr, &recorder, nullptr, o.json_path};
+  FailureContext fctx{info.rank, hostName(), nullptr, &recorder, nullptr, o.json_path, {}, ""};
+  if (auto hp = launch::parseHostPort(info.store); !info.store.empty() && hp) fctx.store_host = hp->host;
+  fctx.local_rank = info.local_rank;
+  fctx.local_size = info.local_size;
   auto fail = [&](Status s) {
     int code = reportFailure(s, fctx);
     if (rv.client) rv.client->reportAbort(s.toString());
@@ -100,6 +102,7 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
   }
   auto hosts = gatherHosts(client, cfg.timeout_s);
   if (!hosts) return fail(hosts.status());
+  fctx.hosts = *hosts;
 
   reports::ResultSink null_sink;
   Fanout fan;

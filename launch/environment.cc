@@ -122,6 +122,9 @@ core::Result<LaunchInfo> detectLaunch(const EnvMap& env, const EnvOverrides& o) 
   if (lookup(env, local_var)) {
     CCSCOPE_ASSIGN_OR_RETURN(info.local_rank, toInt(env, local_var));
   }
+  for (const char* v : {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE"})
+    if (auto n = toInt(env, v); lookup(env, v) && n) info.local_size = *n;
+  if (info.source == LaunchSource::kLocal) info.local_size = info.size;
   if (info.size < 1 || info.rank >= info.size)
     return Status(Code::kInvalidArgument, fmt::format("{}={} is not below {}={}", rank_var,
                                                       info.rank, size_var, info.size))

@@ -58,7 +58,7 @@ core::Result<std::unique_ptr<StoreClient>> StoreClient::join(const HostPort& sto
       // Something answers on the port but not as our store (a squatter), or the store refused us.
       return hs.code() == Code::kInvalidArgument
                  ? hs
-                 : hs.withLayer(Layer::kBootstrap).prepend(fmt::format(
+                 : hs.withLayer(Layer::kBootstrap).withPeer(0).prepend(fmt::format(
                        "{} accepted the connection but did not answer as a ccscope rendezvous store "
                        "(another process holds the port?)", store.toString()));
     }

@@ -204,6 +204,8 @@ Diagnosis diagnoseHang(const HangInputs& in) {
                            "TCP from here ({})", in.self_host, in.store_host, in.store_error),
                "Check this host's link (ip link, cable, switch port), routes and firewall.");
       d->culprit.ranks.push_back(in.self);
+      for (size_t r = 0; r < in.hosts.size(); ++r)  // every rank on this host is cut off too
+        if (in.hosts[r] == in.self_host) d->culprit.ranks.push_back(static_cast<int>(r));
       d->culprit.hosts.push_back(in.self_host);
       d->culprit.links.push_back(fmt::format("{} <-> rest of the job", in.self_host));
     } else {

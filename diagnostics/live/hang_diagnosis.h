@@ -21,6 +21,7 @@ struct HangInputs {
   std::string store_error;                // why the store could not be asked
   std::string store_host;                 // the rendezvous address (to tell "rank 0 died" from
   std::string self_host;                  // "this host lost its network")
+  std::vector<std::string> hosts;         // per rank, when known
   // Whether a host still answers TCP (injected so tests need no network).
   std::function<bool(const std::string& addr)> reachable;
 };

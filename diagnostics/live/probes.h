@@ -18,7 +18,7 @@ namespace ccscope::diagnostics {
 struct ProbeOptions {
   double timeout_s = 5;        // per probe
   std::string ifname;          // tcp: interface the job would use
-  size_t burst_bytes = 1 << 20;
+  size_t burst_bytes = 256 << 10;  // enough to tell a 10 Mbit/s link from a healthy one
 };
 
 enum class ProbeOutcome { kPass, kFail, kSkip };
