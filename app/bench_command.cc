@@ -24,6 +24,7 @@ struct RawOptions {
   double factor = 2;
   std::string step;
   int iters = 20, warmup = 5, checks = 1, np = 0, store_port = -1, tcp_streams = 1, root = 0;
+  std::string tolerance = "10%", min_busbw, max_lat;
   std::string a2av = "uniform";
   JobOptions job;
 };
@@ -132,6 +133,11 @@ int run(const RawOptions& raw) {
   job.store_bind = raw.store_bind;
   job.ifname = raw.ifname;
   job.tcp_streams = raw.tcp_streams;
+  if (Status s = reports::parseCriteria(raw.tolerance, raw.min_busbw, raw.max_lat, job.report.criteria);
+      !s.isOk()) {
+    std::fprintf(stderr, "ccscope: error: %s\n", s.message().c_str());
+    return kExitUsage;
+  }
   LaunchOptions lo{raw.np, cfg->timeout_s, raw.store, raw.store_bind, raw.store_port};
   if (cfg->transport == "mpi" && !launchedExternally()) {
     std::fprintf(stderr, "ccscope: error: --transport mpi runs under mpirun, e.g. mpirun "
@@ -171,6 +177,14 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
       ->check(CLI::Range(1, 4096));
   b->add_option("--timeout", raw->timeout, "Deadline of every collective operation (30s, 500ms)");
   b->add_option("--json", raw->job.json_path, "Write JSON Lines results to this file");
+  b->add_option("--html", raw->job.report.html_path, "Write a self-contained HTML report");
+  b->add_option("--md", raw->job.report.md_path, "Write a Markdown summary (- for stdout)");
+  b->add_option("--csv", raw->job.report.csv_path, "Write CSV");
+  b->add_option("--junit", raw->job.report.junit_path, "Write JUnit XML");
+  b->add_option("--baseline", raw->job.report.baseline_path, "Compare with an earlier run's JSON Lines");
+  b->add_option("--tolerance", raw->tolerance, "Regression tolerance (10%)");
+  b->add_option("--min-busbw", raw->min_busbw, "SIZE=GBPS,... minimum busbw per size");
+  b->add_option("--max-lat", raw->max_lat, "SIZE=US,... maximum p50 latency per size");
   b->add_option("--segment", raw->segment, "Pipeline segment size (default: from the size)");
   b->add_option("--store", raw->store, "Rendezvous store HOST:PORT (external launchers)");
   b->add_option("--store-port", raw->store_port, "Port of the rendezvous store");

@@ -55,6 +55,20 @@ core::Result<std::vector<std::string>> gatherHosts(launch::StoreClient& c, doubl
   return hosts;
 }
 
+// --html/--md/--csv/--junit and --baseline/thresholds on bench: the same writers as `report`.
+int writeRequestedReports(const reports::RecordCollector& collected, const reports::ReportOptions& r) {
+  bool any = !r.html_path.empty() || !r.md_path.empty() || !r.csv_path.empty() ||
+             !r.junit_path.empty() || !r.baseline_path.empty() || !r.criteria.limits.empty();
+  if (!any) return kExitOk;
+  auto v = reports::writeReports(collected.runs(), r);
+  if (!v) {
+    std::fprintf(stderr, "ccscope: error: %s\n", v.status().message().c_str());
+    return kExitUsage;
+  }
+  for (const auto& f : v->failures) std::fprintf(stderr, "ccscope: %s\n", f.c_str());
+  return v->exit_code;
+}
+
 core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
     const std::string& algo, transports::Transport* t, const bench::BenchConfig& cfg) {
   if (algo == "native" || cfg.transport == "mpi") {
@@ -109,8 +123,9 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
   reports::TableWriter table(stdout);
   reports::ProgressDisplay progress(stderr);
   std::unique_ptr<reports::JsonLinesWriter> json;
+  reports::RecordCollector collected;  // for --html/--md/--csv/--junit/--baseline
   if (info.rank == 0) {
-    fan.sinks = {&table, &progress};
+    fan.sinks = {&table, &progress, &collected};
     if (!o.json_path.empty()) {
       auto j = reports::JsonLinesWriter::open(o.json_path);
       if (!j) return fail(j.status());
@@ -164,7 +179,7 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
                    static_cast<long long>(total.wrong_total));
     return kExitWrongResults;
   }
-  return kExitOk;
+  return info.rank == 0 ? writeRequestedReports(collected, o.report) : kExitOk;
 }
 
 }  // namespace ccscope::app

@@ -8,11 +8,13 @@
 
 #include "bench/bench_config.h"
 #include "launch/environment.h"
+#include "reports/report_set.h"
 
 namespace ccscope::app {
 
 struct JobOptions {
   std::string json_path;
+  reports::ReportOptions report;  // --html/--md/--csv/--junit/--baseline, thresholds
   std::string store_bind;    // where rank 0 binds the store (external launchers)
   std::string ifname;        // tcp: interface to use
   int tcp_streams = 1;
