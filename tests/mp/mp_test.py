@@ -320,9 +320,12 @@ def check_diagnosis(stderr, survivors, victim, kind, where):
     missing = [r for r in survivors if r not in by_rank]
     check(not missing, f"{where}: surviving ranks {missing} printed no diagnosis naming rank "
           f"{victim}\n--- stderr ---\n{stderr[-4000:]}")
-    word = "gone" if kind == "kill" else "stopped answering"
-    check(any(word in d for ds in by_rank.values() for d in ds),
-          f"{where}: no diagnosis says rank {victim} is '{word}'\n--- stderr ---\n{stderr[-4000:]}")
+    # The verdict must say what happened to the victim: killed (gone) or stopped (frozen).
+    words = ("exited or was killed", "gone") if kind == "kill" else ("stopped responding",
+                                                                    "stopped answering")
+    check(any(w in d for ds in by_rank.values() for d in ds for w in words),
+          f"{where}: no diagnosis says rank {victim} {' / '.join(words)}\n--- stderr ---\n"
+          f"{stderr[-4000:]}")
 
 
 def check_rows_kept(h, js, before):
@@ -452,7 +455,7 @@ def case_badinput(h, binary, mpirun, name):
     elif name == "unknown_transport":
         argv, words = bench(binary, "--np", "3", "--transport", "carrier-pigeon"), ["carrier-pigeon"]
     elif name == "unknown_algo":
-        argv, words = bench(binary, "--np", "3", "--algo", "tree", *small), ["tree"]
+        argv, words = bench(binary, "--np", "3", "--algo", "nosuchalgo", *small), ["nosuchalgo"]
     elif name == "bad_timeout":
         argv, words = bench(binary, "--np", "3", "--timeout", "5parsecs"), ["5parsecs"]
     elif name == "rank_not_below_world":
