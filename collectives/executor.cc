@@ -141,8 +141,8 @@ Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadli
       const transports::RequestRecord& oldest = t.requests().at(outstanding_[0]);
       fe->waitingOn(oldest.peer, oldest.len, oldest.bytes);
     }
-    CCSCOPE_RETURN_IF_ERROR(t.waitAny(outstanding_, deadline).prepend(
-        fmt::format("collective #{} step {} of {}", calls_, done_, ops.size())));
+    if (Status s = t.waitAny(outstanding_, deadline); !s.isOk())  // formats only on failure
+      return s.prepend(fmt::format("collective #{} step {} of {}", calls_, done_, ops.size()));
     for (size_t i = 0; i < outstanding_.size();) {
       if (!t.requests().finished(outstanding_[i])) { ++i; continue; }
       if (fe) fe->progress(done_ + 1, t.requests().at(outstanding_[i]).last_progress_ns);
