@@ -28,7 +28,7 @@ struct BenchConfig {
   size_t segment_bytes = 0;
   int root = 0;                 // broadcast
   std::string a2av = "uniform";  // all-to-allv traffic (alltoallv_plan.h)
-  // Test-only: CCSCOPE_TESTONLY_CORRUPT_RANK=r corrupts one reduction on rank r.
+  // Test-only: CCSCOPE_TESTONLY_CORRUPT_RANK=r flips one output element of rank r per size.
   int corrupt_rank = -1;
   // Test-only: CCSCOPE_TESTONLY_MISMATCH=r:skip makes rank r skip one collective at the second
   // size; r:count makes it use a larger count there (ranks disagree on the collective).

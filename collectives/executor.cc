@@ -33,9 +33,13 @@ void Executor::prepare(const Schedule& s, core::DataType dtype, core::ReduceOp o
     lanes_[lane].push_back(i);
   }
   lane_cursor_.assign(lanes_.size(), 0);
+  // The corruption hook flips an element this rank's output receives, once the collective has
+  // finished: whatever wrote it last, the result is then wrong, for every schedule and size.
   corrupt_op_ = UINT32_MAX;
-  for (uint32_t i = 0; i < n; ++i)
-    if (lane_of_[i] == UINT32_MAX && s.ops[i].count > 0) corrupt_op_ = i;
+  for (uint32_t i = 0; i < n; ++i) {
+    const Op& o = s.ops[i];
+    if (o.kind != OpKind::kSend && o.count > 0 && o.dst.buf == Buf::kOutput) corrupt_op_ = i;
+  }
   outstanding_.clear();
   outstanding_.reserve(n);
   outstanding_op_.clear();
@@ -86,7 +90,6 @@ void Executor::runLocal(const Buffers& bufs, uint32_t op) {
     default:
       break;
   }
-  if (corrupt_ && op == corrupt_op_) corruptFirstElement(dst);
 }
 
 Status Executor::postComm(transports::Transport& t, const Buffers& bufs, uint32_t op) {
@@ -157,6 +160,7 @@ Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadli
     }
   }
   CCSCOPE_CHECK(done_ == ops.size(), "schedule has a dependency cycle");
+  if (corrupt_ && corrupt_op_ != UINT32_MAX) corruptFirstElement(addr(bufs, ops[corrupt_op_].dst));
   return Status::ok();
 }
 

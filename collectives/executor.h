@@ -34,7 +34,7 @@ class Executor {
   size_t opCount() const { return sched_ ? sched_->ops.size() : 0; }
   // Test-only fault injection: flip one bit of the last value this rank computes in the next
   // run (the final reduction of the chunk it owns), so every rank receives the wrong element.
-  void corruptNextReduction() { corrupt_ = true; }
+  void corruptNextResult() { corrupt_ = true; }
 
  private:
   void onReady(uint32_t op);
@@ -51,7 +51,7 @@ class Executor {
   core::DataType dtype_ = core::DataType::kFloat;
   bool corrupt_ = false;
   uint32_t channel_ = 0;
-  uint32_t corrupt_op_ = UINT32_MAX;  // the last local op with data
+  uint32_t corrupt_op_ = UINT32_MAX;  // an op writing the output: its first element is flipped
 
   std::vector<uint32_t> remaining_;       // unmet dependencies per op
   std::vector<uint8_t> ready_;            // dependencies met (comm ops wait for their turn)

@@ -50,7 +50,7 @@ class ScheduleBackend final : public CollectiveBackend {
   core::Status barrier(core::Deadline deadline) override;
   core::Status maxDoubles(std::span<double> values, core::Deadline deadline) override;
   core::Status sumInts(std::span<int64_t> values, core::Deadline deadline) override;
-  void corruptNextResult() override { exec_.corruptNextReduction(); }
+  void corruptNextResult() override { exec_.corruptNextResult(); }
   std::string chosenAlgorithm() const override { return algo_name_; }
   std::string choiceNote() const override { return choice_note_; }
   const Calibration& calibration() const { return calibration_; }

@@ -8,6 +8,8 @@ Cases (see tests/mp/CMakeLists.txt for the instances registered with ctest):
     all_types T N           --dtype all --op all on N ranks
     edge_counts T N         counts below/not divisible by N, and 0 elements
     corrupt T N R           CCSCOPE_TESTONLY_CORRUPT_RANK=R is caught: exit 4, wrong > 0
+    corrupt_all T N R       ... for every collective and algorithm, every row
+    many_iters T N          -n 9000: more latency samples than the statistics buffer
     mpirun_same             mpirun -np 4 (shm inside) gives the rows of --np 4
     torchrun_same T         4 torchrun-style processes give the rows of --np 4
     mpirun_native           mpirun -np 4 --transport mpi runs MPI_Allreduce (algorithm native)
@@ -160,9 +162,8 @@ def case_many_iters(h, binary, mpirun, transport, n):
 
 
 def case_corrupt(h, binary, mpirun, transport, n, victim):
-    """The hook flips the low bit of the first reduction's output on rank `victim` in every
-    checked run. For integer sum that error always reaches the result; for max or float sum a
-    later step can absorb it (the result is then exact and wrong == 0 is right)."""
+    """The hook flips the low bit of one output element on rank `victim` after the first checked
+    run of every size and placement: every row is caught, whatever the dtype and op."""
     n = int(n)
     b, e, f = "64", "4K", 4  # at least 16 elements of every dtype used: every rank reduces
     dtypes, ops = ["int32", "uint8", "float"], ["sum", "max"]
@@ -176,10 +177,9 @@ def case_corrupt(h, binary, mpirun, transport, n, victim):
                               dtypes=dtypes, ops=ops, expect_rc=4)
     negative = [row_key(r) for r in results if r["wrong"] < 0]
     check(not negative, f"rows with wrong < 0 (not checked) although -c is the default: {negative}")
-    int_sum = [r for r in results if r["redop"] == "sum" and r["dtype"] in ("int32", "uint8")]
-    missed = [row_key(r) for r in int_sum if not r["wrong"] > 0]
-    check(not missed, f"integer-sum rows with wrong == 0 although rank {victim} corrupted a "
-          f"reduction of every checked run (an integer sum cannot absorb the error): {missed}")
+    missed = [row_key(r) for r in results if not r["wrong"] > 0]
+    check(not missed, f"rows with wrong == 0 although rank {victim} corrupted its output in "
+          f"every one: {missed}")
     total = sum(r["wrong"] for r in results)
     check("# Out of bounds values : 0 OK" not in out,
           f"table footer claims 0 wrong values although rows have wrong > 0\n{h.describe(p)}")
@@ -189,8 +189,30 @@ def case_corrupt(h, binary, mpirun, transport, n, victim):
         check(int(m.group(1)) == total,
               f"stderr reports {m.group(1)} wrong elements, the JSON rows sum to {total}")
     log(f"corruption on rank {victim} of {n} over {transport}: exit 4, {total} wrong elements, "
-        f"every integer-sum row caught; rows with wrong > 0: "
-        f"{sum(1 for r in results if r['wrong'] > 0)} of {len(results)}")
+        f"all {len(results)} rows caught")
+
+
+def case_corrupt_all(h, binary, mpirun, transport, n, victim):
+    """Every collective with every algorithm: the hook flips an element of the victim's output
+    after the collective, so every checked row must come back wrong, exit 4 each time."""
+    n = int(n)
+    for coll in ("allreduce", "allgather", "reducescatter", "broadcast", "alltoall", "alltoallv",
+                 "sendrecv"):
+        js = h.path(f"corrupt-{coll}.jsonl")
+        args = ("--np", n, "--transport", transport, "--algo", "all", "-b", "48", "-e", "4K",
+                "-f", "8", "--dtype", "int32", *ITERS, "--timeout", "30s", "--json", js)
+        argv = [binary, "bench", coll, *[str(a) for a in args]]
+        rc, _, _, p = h.run(argv, RUN_TIMEOUT, label=coll,
+                            extra_env={"CCSCOPE_TESTONLY_CORRUPT_RANK": victim})
+        check(rc == 4, f"{coll}: exit code {rc}, expected 4\n{h.describe(p)}")
+        _, results = split_records(read_jsonl(js), js)
+        check(results, f"{coll}: no result rows")
+        missed = [(r["algorithm"], r["bytes"], r["in_place"]) for r in results if r["wrong"] <= 0]
+        check(not missed, f"{coll}: rows where rank {victim}'s corrupted output went unnoticed: "
+              f"{missed}")
+        algos = sorted({r["algorithm"] for r in results})
+        log(f"{coll} on {n} ranks over {transport}: {len(results)} rows, every one caught "
+            f"({', '.join(algos)})")
 
 
 # --------------------------------------------------------------------------------------------
@@ -567,6 +589,7 @@ CASES = {
     "edge_counts": case_edge_counts,
     "many_iters": case_many_iters,
     "corrupt": case_corrupt,
+    "corrupt_all": case_corrupt_all,
     "mpirun_same": case_mpirun_same,
     "torchrun_same": case_torchrun_same,
     "mpirun_native": case_mpirun_native,
