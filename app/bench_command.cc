@@ -51,7 +51,12 @@ std::string joined(const std::vector<std::string>& v) {
 Status checkAlgorithms(bench::BenchConfig& c) {
   std::vector<std::string> known = c.transport == "mpi" ? std::vector<std::string>{"native"}
                                                         : collectives::algorithmNames(c.collective);
-  if (c.algorithms.size() == 1 && c.algorithms[0] == "all") c.algorithms = known;
+  // "all" expands in place, so "all,auto" measures every algorithm and auto's pick side by side.
+  std::vector<std::string> expanded;
+  for (const std::string& a : c.algorithms)
+    for (const std::string& x : a == "all" ? known : std::vector<std::string>{a})
+      if (std::find(expanded.begin(), expanded.end(), x) == expanded.end()) expanded.push_back(x);
+  c.algorithms = std::move(expanded);
   if (c.transport != "mpi") known.push_back("auto");
   for (const std::string& a : c.algorithms)
     if (std::find(known.begin(), known.end(), a) == known.end())

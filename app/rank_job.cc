@@ -159,6 +159,7 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
     const char* fr = std::getenv("CCSCOPE_FLIGHT_RECORDER");
     if (!fr || std::string(fr) != "0") (*backend)->setFlightRecorder(&recorder);
     if (cfg.algorithms.size() > 1) sink.onSection("algorithm: " + algo);
+    if (std::string note = (*backend)->setupNote(); !note.empty()) sink.onSection(note);
     auto summary = bench::runSweep(cfg, **backend, sink);
     if (!summary) return fail(summary.status());
     total.rows += summary->rows;

@@ -32,6 +32,8 @@ class CollectiveBackend {
   // The algorithm the current prepare() picked ("auto" picks per size) and why.
   virtual std::string chosenAlgorithm() const { return algorithm(); }
   virtual std::string choiceNote() const { return ""; }
+  // What setting the backend up measured, for the table ("" if nothing): auto's calibration.
+  virtual std::string setupNote() const { return ""; }
   virtual std::string transport() const = 0;
   virtual int rank() const = 0;
   virtual int size() const = 0;

@@ -51,6 +51,14 @@ core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transport
   return b;
 }
 
+std::string ScheduleBackend::setupNote() const {
+  if (opts_.algorithm != "auto") return "";
+  const CostParams& c = calibration_.cost;
+  return fmt::format("auto: cost model calibrated in {:.2f} s: alpha {:.2f} us, beta {:.3f} ns/B, "
+                     "gamma {:.3f} ns/B",
+                     calibration_.seconds, c.alpha * 1e6, c.beta * 1e9, c.gamma * 1e9);
+}
+
 Status ScheduleBackend::allocate(size_t max_bytes) {
   size_t bytes = std::max<size_t>(max_bytes, 64);
   send_ = HostBuffer(bytes);
@@ -87,7 +95,8 @@ Status ScheduleBackend::prepare(const OpConfig& cfg) {
                    static_cast<double>(core::dataTypeSize(cfg.dtype));
     Choice ch = choose(cfg.collective, size(), bytes, calibration_.cost);
     algo = ch.algo;
-    choice_note_ = "auto picked " + std::string(algo ? algo->name : "?") + ": " + ch.explain();
+    choice_note_ = fmt::format("auto picked {} (model calibrated in {:.2f} s): {}",
+                               algo ? algo->name : "?", calibration_.seconds, ch.explain());
   } else {
     algo = findAlgorithm(cfg.collective, opts_.algorithm);
   }

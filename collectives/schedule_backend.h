@@ -53,6 +53,7 @@ class ScheduleBackend final : public CollectiveBackend {
   void corruptNextResult() override { exec_.corruptNextResult(); }
   std::string chosenAlgorithm() const override { return algo_name_; }
   std::string choiceNote() const override { return choice_note_; }
+  std::string setupNote() const override;
   const Calibration& calibration() const { return calibration_; }
 
  private:

@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""Summarises bench/compare_algorithms.sh: medians over runs per (collective, ranks, size,
+algorithm), and the goals of issue #3 checked against them. Usage: algorithms_summary.py DIR
+
+File names: <tag>.<ours|mpi>.np<N>.run<K>.jsonl, tag = collective or <collective>-lat.
+Rows whose note starts with "auto picked" are `--algo auto`'s."""
+import collections
+import json
+import pathlib
+import re
+import statistics
+import sys
+
+AUTO_SLACK = 1.15  # auto may be at most 15% slower than the best algorithm
+BUSBW_GOAL_FROM = {"alltoall": 64 << 10, "allgather": 1 << 20, "reducescatter": 1 << 20}
+
+
+def human(b):
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= size:
+            return f"{b // size}{unit}"
+    return f"{b}B"
+
+
+def load(directory):
+    rows = collections.defaultdict(list)  # (tag, np, bytes, algo) -> [(time, busbw, p50)]
+    calib = []
+    for f in sorted(pathlib.Path(directory).glob("*.jsonl")):
+        tag, variant, np_part = f.name.split(".")[:3]
+        ranks = int(np_part[2:])
+        for line in f.read_text().splitlines():
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if r.get("type") != "result" or r.get("in_place"):
+                continue
+            note = r.get("note", "")
+            algo = "auto" if note.startswith("auto picked") else r["algorithm"]
+            if variant == "mpi":
+                algo = "mpi"
+            m = re.search(r"calibrated in ([0-9.]+) s", note)
+            if m:
+                calib.append((float(m.group(1)), ranks))
+            rows[(tag, ranks, r["bytes"], algo)].append(
+                (r["time_us"], r["busbw_gbps"], r["lat_us"]["p50"]))
+    med = {k: tuple(statistics.median(x[i] for x in v) for i in range(3)) for k, v in rows.items()}
+    return med, calib
+
+
+def main():
+    med, calib = load(sys.argv[1])
+    missed = []
+    tags = sorted({k[0] for k in med})
+    nps = sorted({k[1] for k in med})
+
+    print("## 8 B allreduce latency, p50 us (median of runs)")
+    print(f"{'np':>3} {'auto':>8} {'best ours':>22} {'Open MPI':>9} {'auto/MPI':>9}")
+    for n in nps:
+        cands = {k[3]: v for k, v in med.items() if k[0] == "allreduce-lat" and k[1] == n and k[2] == 8}
+        if "auto" not in cands or "mpi" not in cands:
+            continue
+        ours = {a: v for a, v in cands.items() if a not in ("auto", "mpi")}
+        best = min(ours, key=lambda a: ours[a][2])
+        ratio = cands["auto"][2] / cands["mpi"][2]
+        print(f"{n:>3} {cands['auto'][2]:8.2f} {best + f' {ours[best][2]:.2f}':>22} "
+              f"{cands['mpi'][2]:9.2f} {ratio:9.2f}")
+        if ratio > 1.0:
+            missed.append(f"8 B allreduce p50 at np {n}: {ratio:.2f}x Open MPI's")
+
+    for tag in tags:
+        coll = tag.split("-")[0]
+        for n in nps:
+            sizes = sorted({k[2] for k in med if k[0] == tag and k[1] == n})
+            if not sizes:
+                continue
+            algos = sorted({k[3] for k in med if k[0] == tag and k[1] == n} - {"auto", "mpi"})
+            print(f"\n## {tag}, np={n}: busbw GB/s (median of runs); auto/best is a time ratio")
+            print(f"{'size':>7} " + " ".join(f"{a[:12]:>12}" for a in algos) +
+                  f" {'auto':>8} {'Open MPI':>9} {'auto/best':>9} {'auto/MPI':>8}")
+            for s in sizes:
+                get = lambda a: med.get((tag, n, s, a))
+                ours = {a: get(a) for a in algos if get(a)}
+                auto, mpi = get("auto"), get("mpi")
+                cells = " ".join(f"{ours[a][1]:12.3f}" if a in ours else f"{'-':>12}" for a in algos)
+                line = f"{human(s):>7} {cells}"
+                line += f" {auto[1]:8.3f}" if auto else f" {'-':>8}"
+                line += f" {mpi[1]:9.3f}" if mpi else f" {'-':>9}"
+                if auto and ours:
+                    best = min(ours, key=lambda a: ours[a][0])
+                    slack = auto[0] / ours[best][0]
+                    line += f" {slack:9.2f}"
+                    if slack > AUTO_SLACK:
+                        missed.append(f"{tag} np {n} {human(s)}: auto {slack:.2f}x the time of {best}")
+                else:
+                    line += f" {'-':>9}"
+                if auto and mpi and mpi[1] > 0 and tag == coll:
+                    r = auto[1] / mpi[1]
+                    line += f" {r:8.2f}"
+                    if coll in BUSBW_GOAL_FROM and s >= BUSBW_GOAL_FROM[coll] and r < 1.0:
+                        missed.append(f"{coll} np {n} {human(s)}: busbw {r:.2f}x Open MPI's")
+                print(line)
+
+    if calib:
+        worst = max(calib)
+        print(f"\ncalibration of --algo auto: median {statistics.median(c for c, _ in calib):.2f} s, "
+              f"max {worst[0]:.2f} s (np {worst[1]})")
+        if worst[0] >= 2.0:
+            missed.append(f"calibration took {worst[0]:.2f} s at np {worst[1]}")
+    print("\nall goals met" if not missed else "\ngoals missed:\n  " + "\n  ".join(missed))
+
+
+if __name__ == "__main__":
+    main()

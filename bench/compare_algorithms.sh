@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The algorithm family against Open MPI's collectives (vader shared memory), np 2, 4 and 8 over
+# shm, in one invocation: every algorithm and `--algo auto` side by side, Open MPI's own choice
+# for the same collective and sizes, RUNS times; prints medians and the ratios issue #3 states
+# its goals in (8 B allreduce latency, alltoall/allgather/reduce-scatter busbw, auto vs best).
+# Usage: bench/compare_algorithms.sh [RUNS=3] [NPS="2 4 8"]   (BUILD=build by default)
+set -euo pipefail
+runs=${1:-3}; nps=${2:-2 4 8}
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${BUILD:-$root/build}/app/ccscope
+out=$(mktemp -d /tmp/ccscope-algos.XXXXXX)
+mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader)
+# collective, sizes (-b -e -f), timed and warm-up iterations
+plan=(
+  "allreduce     8   8   2 2000 200"   # latency: many iterations for a stable p50
+  "allreduce     16  64M 4 5    1"
+  "alltoall      64K 64M 4 5    1"
+  "allgather     1M  64M 4 5    1"
+  "reducescatter 1M  64M 4 5    1"
+)
+for run in $(seq 1 "$runs"); do
+  for np in $nps; do
+    for line in "${plan[@]}"; do
+      read -r coll b e f n w <<<"$line"
+      tag=$coll; [ "$b" = "$e" ] && tag=$coll-lat
+      args=(bench "$coll" -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" -c 0 --timeout 600s)
+      "$bin" "${args[@]}" --np "$np" --transport shm --algo all,auto \
+        --json "$out/$tag.ours.np$np.run$run.jsonl" >/dev/null
+      "${mpirun[@]}" -np "$np" "$bin" "${args[@]}" --transport mpi \
+        --json "$out/$tag.mpi.np$np.run$run.jsonl" >/dev/null
+    done
+  done
+done
+echo "raw results: $out"
+python3 "$root/bench/algorithms_summary.py" "$out"
