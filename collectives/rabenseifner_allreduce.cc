@@ -12,6 +12,7 @@
 #include "collectives/allreduce_schedules.h"
 #include "collectives/power_of_two_fold.h"
 #include "collectives/schedule_builder.h"
+#include "collectives/schedule_ops.h"
 
 namespace ccscope::collectives {
 
@@ -84,16 +85,12 @@ void allgather(const Ctx& c) {
 
 Schedule rabenseifnerAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t segment_elems,
                                        bool avg) {
+  if (ranks == 1) return copySchedule({.rank = rank, .count = count}, count);
   Schedule s;
   s.rank = rank;
   s.ranks = ranks;
   s.count = count;
   ScheduleBuilder b(s);
-  if (ranks == 1) {
-    b.copy({Buf::kOutput, 0}, {Buf::kInput, 0}, count);
-    s.finalize();
-    return s;
-  }
   s.scratch_elems = count;
   const uint64_t seg = std::max<uint64_t>(1, segment_elems);
   const PowerOfTwoFold f(ranks);

@@ -12,6 +12,7 @@
 #include "collectives/allreduce_schedules.h"
 #include "collectives/power_of_two_fold.h"
 #include "collectives/schedule_builder.h"
+#include "collectives/schedule_ops.h"
 
 namespace ccscope::collectives {
 
@@ -19,20 +20,12 @@ namespace {
 
 Span at(Span s, uint64_t off) { return {s.buf, s.offset + off}; }
 
-Schedule singleRank(int rank, uint64_t count) {
-  Schedule s;
-  s.rank = rank;
-  s.count = count;
-  ScheduleBuilder(s).copy({Buf::kOutput, 0}, {Buf::kInput, 0}, count);
-  s.finalize();
-  return s;
-}
 
 }  // namespace
 
 Schedule recursiveDoublingAllreduceSchedule(int rank, int ranks, uint64_t count,
                                             uint64_t segment_elems, bool avg) {
-  if (ranks == 1) return singleRank(rank, count);
+  if (ranks == 1) return copySchedule({.rank = rank, .count = count}, count);
   Schedule s;
   s.rank = rank;
   s.ranks = ranks;

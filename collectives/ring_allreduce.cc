@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "collectives/schedule.h"
+#include "collectives/schedule_ops.h"
 
 namespace ccscope::collectives {
 
@@ -32,15 +33,11 @@ struct Chunking {
 
 Schedule ringAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t segment_elems,
                                bool avg) {
+  if (ranks == 1) return copySchedule({.rank = rank, .count = count}, count);
   Schedule s;
   s.rank = rank;
   s.ranks = ranks;
   s.count = count;
-  if (ranks == 1) {
-    s.add(Op{.kind = OpKind::kCopy, .dst = {Buf::kOutput, 0}, .a = {Buf::kInput, 0}, .count = count});
-    s.finalize();
-    return s;
-  }
   Chunking ch{count, ranks, std::max<uint64_t>(1, segment_elems)};
   const int right = mod(rank + 1, ranks), left = mod(rank - 1, ranks);
   const uint64_t max_chunk = ch.length(0);

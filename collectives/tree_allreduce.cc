@@ -11,6 +11,7 @@
 
 #include "collectives/allreduce_schedules.h"
 #include "collectives/schedule_builder.h"
+#include "collectives/schedule_ops.h"
 
 namespace ccscope::collectives {
 
@@ -105,16 +106,12 @@ std::array<TreeLinks, 2> doubleBinaryTree(int rank, int ranks) {
 
 Schedule treeAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t segment_elems,
                                bool avg) {
+  if (ranks == 1) return copySchedule({.rank = rank, .count = count}, count);
   Schedule s;
   s.rank = rank;
   s.ranks = ranks;
   s.count = count;
   ScheduleBuilder b(s);
-  if (ranks == 1) {
-    b.copy({Buf::kOutput, 0}, {Buf::kInput, 0}, count);
-    s.finalize();
-    return s;
-  }
   s.scratch_elems = 2 * count;  // a landing slot per child
   const auto trees = doubleBinaryTree(rank, ranks);
   const uint64_t mid = partOffset(count, 2, 1);
