@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "app/watchdog.h"
 #include "diagnostics/live/flight_dump.h"
 #include "bench/sweep.h"
+#include "bench/wait_profile.h"
 #include "collectives/schedule_backend.h"
 #include "launch/store_client.h"
 #include "launch/store_server.h"
@@ -157,11 +159,24 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
     if (!transport) backend = watched(std::move(backend.value()), dog);
     // CCSCOPE_FLIGHT_RECORDER=0 turns recording off (only to measure what it costs).
     const char* fr = std::getenv("CCSCOPE_FLIGHT_RECORDER");
-    if (!fr || std::string(fr) != "0") (*backend)->setFlightRecorder(&recorder);
+    const bool recording = !fr || std::string(fr) != "0";
+    if (recording) (*backend)->setFlightRecorder(&recorder);
     if (cfg.algorithms.size() > 1) sink.onSection("algorithm: " + algo);
     if (std::string note = (*backend)->setupNote(); !note.empty()) sink.onSection(note);
+    std::optional<bench::WaitSampler> sampler;
+    // Only our executor says whom it waits on; MPI's calls are opaque.
+    if (recording && transport && info.size > 1) sampler.emplace(recorder, info.rank, info.size);
     auto summary = bench::runSweep(cfg, **backend, sink);
     if (!summary) return fail(summary.status());
+    if (sampler) {
+      std::vector<int64_t> flat = sampler->stop().flatten();
+      if (Status s = (*backend)->sumInts(flat, Deadline::afterSeconds(cfg.timeout_s)); !s.isOk())
+        return fail(s.prepend("gathering the wait profile"));
+      bench::WaitProfile waits = bench::WaitProfile::unflatten(info.size, flat);
+      bench::StragglerVerdict v = bench::findStraggler(waits);
+      if (json) json->write(bench::toJson(waits, v, algo, *hosts));
+      if (v.rank >= 0) sink.onSection(fmt::format("{} ({})", v.text, (*hosts)[v.rank]));
+    }
     total.rows += summary->rows;
     total.wrong_total += summary->wrong_total;
     busbw_sum += summary->avg_busbw_gbps * summary->rows;

@@ -146,6 +146,7 @@ Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadli
     }
     if (Status s = t.waitAny(outstanding_, deadline); !s.isOk())  // formats only on failure
       return s.prepend(fmt::format("collective #{} step {} of {}", calls_, done_, ops.size()));
+    if (fe) fe->doneWaiting();  // a failed wait keeps its peer: the hang report names it
     for (size_t i = 0; i < outstanding_.size();) {
       if (!t.requests().finished(outstanding_[i])) { ++i; continue; }
       if (fe) fe->progress(done_ + 1, t.requests().at(outstanding_[i]).last_progress_ns);

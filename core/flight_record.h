@@ -28,7 +28,7 @@ struct FlightEntry {
   std::atomic<FlightState> state{FlightState::kEmpty};
   std::atomic<uint32_t> step{0};   // operations of the schedule completed
   std::atomic<uint32_t> steps{0};  // operations in the schedule
-  std::atomic<int32_t> waiting_peer{-1};
+  std::atomic<int32_t> waiting_peer{-1};   // >= 0 only while blocked waiting on that peer
   std::atomic<uint64_t> peer_expected{0};  // bytes of the request waited on
   std::atomic<uint64_t> peer_moved{0};     // ... and how many of them moved
 
@@ -41,6 +41,7 @@ struct FlightEntry {
     peer_expected.store(expected, std::memory_order_relaxed);
     peer_moved.store(moved, std::memory_order_relaxed);
   }
+  void doneWaiting() { waiting_peer.store(-1, std::memory_order_relaxed); }
 };
 
 class FlightRecorder {

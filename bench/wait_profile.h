@@ -1,0 +1,77 @@
+// Who waits on whom: a straggler finder that costs the data path nothing. A sampler thread reads
+// this rank's flight recorder every few milliseconds: while a collective runs, either the rank
+// is blocked waiting on a peer (the entry names it) or it is working. Summed over a sweep and
+// over ranks, a straggler stands out as the rank the others wait on while it is itself rarely
+// blocked; a slow link as the pair that waits on each other most.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/flight_record.h"
+
+namespace ccscope::bench {
+
+// Every rank's samples, gathered: rank a was sampled running[a] times inside a collective, of
+// which it was blocked on rank b waited_on[a][b] times.
+struct WaitProfile {
+  int ranks = 0;
+  std::vector<int64_t> running;
+  std::vector<std::vector<int64_t>> waited_on;
+
+  explicit WaitProfile(int n = 0)
+      : ranks(n), running(n, 0), waited_on(n, std::vector<int64_t>(n, 0)) {}
+  int64_t blocked(int a) const;
+  // Flattened for an elementwise sum over ranks: [running..., waited_on row-major...].
+  std::vector<int64_t> flatten() const;
+  static WaitProfile unflatten(int n, const std::vector<int64_t>& v);
+};
+
+struct StragglerVerdict {
+  int rank = -1;             // -1: none found
+  std::string text;          // one line naming the rank and the numbers behind it
+  std::vector<double> blocked_share;  // per rank: blocked samples / the most samples of any rank
+  std::vector<double> waited_share;   // per rank: share of everyone's blocked samples spent on it
+};
+
+// The suspect is the rank the others spend the largest share of their waiting on. It is named
+// when the others wait at least kMinMedianBlocked of the time (median) and it waits at most
+// kStragglerRatio of that, over at least kMinSamples samples. Harness barriers are not sampled:
+// rank 0 writing the results there is not a straggler.
+inline constexpr int64_t kMinSamples = 50;
+inline constexpr double kMinMedianBlocked = 1.0 / 3;
+inline constexpr double kStragglerRatio = 0.7;
+StragglerVerdict findStraggler(const WaitProfile& p);
+
+// The {"type":"waits"} record of the JSON Lines output.
+nlohmann::json toJson(const WaitProfile& p, const StragglerVerdict& v, const std::string& algorithm,
+                      const std::vector<std::string>& hosts);
+
+// Samples `rec` every `period` on its own thread from construction to stop().
+class WaitSampler {
+ public:
+  WaitSampler(const core::FlightRecorder& rec, int rank, int ranks,
+              std::chrono::microseconds period = std::chrono::milliseconds(5));
+  ~WaitSampler() { stop(); }
+  WaitSampler(const WaitSampler&) = delete;
+  WaitSampler& operator=(const WaitSampler&) = delete;
+  // Stops sampling; returns this rank's row (only the row of `rank` is filled).
+  WaitProfile stop();
+
+ private:
+  void loop();
+  const core::FlightRecorder& rec_;
+  int rank_;
+  std::chrono::microseconds period_;
+  std::atomic<bool> stop_{false};
+  WaitProfile mine_;
+  std::thread thread_;
+};
+
+}  // namespace ccscope::bench

@@ -1,0 +1,104 @@
+#include "bench/wait_profile.h"
+
+#include <gtest/gtest.h>
+
+namespace ccscope::bench {
+namespace {
+
+// A ring of n ranks in which every rank waits on its left neighbour for `blocked` of `samples`
+// samples, except `slow`, which is blocked only `slow_blocked` times.
+WaitProfile ring(int n, int64_t samples, int64_t blocked, int slow = -1, int64_t slow_blocked = 0) {
+  WaitProfile p(n);
+  for (int a = 0; a < n; ++a) {
+    p.running[a] = samples;
+    p.waited_on[a][(a + n - 1) % n] = a == slow ? slow_blocked : blocked;
+  }
+  if (slow >= 0) {  // the rank after the straggler, and the one before it (its sends), wait on it
+    p.waited_on[(slow + 1) % n][slow] = blocked;
+    p.waited_on[(slow + n - 1) % n][(slow + n - 2) % n] = blocked / 2;
+    p.waited_on[(slow + n - 1) % n][slow] = blocked / 2;
+  }
+  return p;
+}
+
+TEST(WaitProfileTest, FlattenRoundTrips) {
+  WaitProfile p = ring(4, 100, 60, 2, 5);
+  WaitProfile q = WaitProfile::unflatten(4, p.flatten());
+  EXPECT_EQ(q.running, p.running);
+  EXPECT_EQ(q.waited_on, p.waited_on);
+  EXPECT_EQ(p.flatten().size(), 4u * 5u);
+}
+
+TEST(WaitProfileTest, BalancedRingHasNoStraggler) {
+  for (int n : {2, 3, 4, 8}) {
+    StragglerVerdict v = findStraggler(ring(n, 200, 120));
+    EXPECT_EQ(v.rank, -1) << n;
+    EXPECT_TRUE(v.text.empty());
+    ASSERT_EQ(v.blocked_share.size(), static_cast<size_t>(n));
+    EXPECT_DOUBLE_EQ(v.blocked_share[0], 0.6);
+  }
+}
+
+TEST(WaitProfileTest, TheRankOthersWaitOnWhileItWorksIsNamed) {
+  for (int n : {2, 3, 4, 8})
+    for (int slow = 0; slow < n; ++slow) {
+      StragglerVerdict v = findStraggler(ring(n, 200, 150, slow, 10));
+      EXPECT_EQ(v.rank, slow) << n << " ranks, slow " << slow;
+      EXPECT_NE(v.text.find("rank " + std::to_string(slow)), std::string::npos) << v.text;
+    }
+}
+
+TEST(WaitProfileTest, ARankWithMissingSamplesWasTheSlowOne) {
+  // Stopped half the time: half the samples, and while it runs it waits as much as the others.
+  WaitProfile p = ring(3, 400, 360, 1, 0);
+  p.running[1] = 200;
+  p.waited_on[1][0] = 180;
+  StragglerVerdict v = findStraggler(p);
+  EXPECT_EQ(v.rank, 1) << v.text;
+  EXPECT_DOUBLE_EQ(v.blocked_share[1], 0.45);
+}
+
+TEST(WaitProfileTest, NearMissesAreNotStragglers) {
+  // Everyone mostly busy (compute-bound): nobody is waited on enough to matter.
+  EXPECT_EQ(findStraggler(ring(4, 200, 40, 1, 2)).rank, -1);
+  // The slow rank waits more than 0.7 of the median: noise, not a straggler.
+  EXPECT_EQ(findStraggler(ring(4, 200, 150, 1, 120)).rank, -1);
+  // A sweep too short to say anything.
+  EXPECT_EQ(findStraggler(ring(4, kMinSamples - 1, kMinSamples - 5, 1, 0)).rank, -1);
+  // One rank.
+  EXPECT_EQ(findStraggler(WaitProfile(1)).rank, -1);
+}
+
+TEST(WaitProfileTest, JsonRecordCarriesTheMatrixAndTheVerdict) {
+  WaitProfile p = ring(3, 200, 150, 2, 10);
+  StragglerVerdict v = findStraggler(p);
+  nlohmann::json j = toJson(p, v, "ring", {"a", "b", "c"});
+  EXPECT_EQ(j["type"], "waits");
+  EXPECT_EQ(j["straggler"], 2);
+  EXPECT_EQ(j["host"], "c");
+  EXPECT_EQ(j["waited_on"][0][2], 150);
+  EXPECT_EQ(j["samples"].size(), 3u);
+  nlohmann::json none = toJson(ring(3, 200, 150), findStraggler(ring(3, 200, 150)), "ring", {});
+  EXPECT_EQ(none["straggler"], -1);
+  EXPECT_FALSE(none.contains("verdict"));
+}
+
+TEST(WaitSamplerTest, CountsBlockedSamplesOnThePeerTheEntryNames) {
+  core::FlightRecorder rec;
+  core::FlightEntry& e = rec.begin("allreduce", "ring", "float", 8, 4);
+  e.waitingOn(1, 8, 0);
+  WaitSampler s(rec, 0, 2, std::chrono::microseconds(500));
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  e.doneWaiting();
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  core::FlightRecorder::end(e, true);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  WaitProfile p = s.stop();
+  EXPECT_GT(p.waited_on[0][1], 10);
+  EXPECT_GT(p.running[0], p.waited_on[0][1]);  // some samples while running but not waiting
+  EXPECT_EQ(p.running[1], 0);                   // only this rank's row
+  EXPECT_EQ(p.waited_on[0][0], 0);
+}
+
+}  // namespace
+}  // namespace ccscope::bench
