@@ -131,11 +131,14 @@ def count_result_lines(path):
 def split_records(recs, path="json"):
     check(recs, f"{path}: empty")
     check(recs[0].get("type") == "run", f"{path}: first record is not type 'run': {recs[0]}")
-    # After the results, a failed run ends with its diagnosis record (issue 5); nothing else.
-    results = [r for r in recs[1:] if r.get("type") != "diagnosis"]
-    tail = recs[1 + len(results):]
-    for i, r in enumerate(recs[1:1 + len(results)], 2):
-        check(r.get("type") == "result", f"{path}:{i}: expected type 'result', got {r.get('type')}")
+    # Results, each algorithm's sweep closed by its wait profile ("waits"); a failed run ends
+    # with its diagnosis record (issue 5); nothing else.
+    body = [r for r in recs[1:] if r.get("type") != "diagnosis"]
+    tail = recs[1 + len(body):]
+    for i, r in enumerate(body, 2):
+        check(r.get("type") in ("result", "waits"),
+              f"{path}:{i}: expected type 'result' or 'waits', got {r.get('type')}")
+    results = [r for r in body if r.get("type") == "result"]
     for r in tail:
         check(r.get("type") == "diagnosis" and "layer" in r and "culprit" in r,
               f"{path}: trailing record is not a diagnosis: {r}")

@@ -88,8 +88,10 @@ core::Result<Segment> Segment::open(const std::string& name, int nranks) {
   return seg;
 }
 
-void Segment::ring_doorbell() const {
+void Segment::ring_doorbell(bool force) const {
   SegmentHeader* h = header();
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // our ring update before the flag read
+  if (!force && !h->sleeping.load(std::memory_order_relaxed)) return;
   h->doorbell.fetch_add(1, std::memory_order_seq_cst);
   if (h->sleeping.load(std::memory_order_seq_cst))
     syscall(SYS_futex, reinterpret_cast<uint32_t*>(&h->doorbell), FUTEX_WAKE, 1, nullptr, nullptr, 0);

@@ -64,8 +64,11 @@ class Segment {
   Ring* ring(int src) const {
     return reinterpret_cast<Ring*>(base_ + sizeof(SegmentHeader)) + src;
   }
-  // Wakes the owner if it sleeps on the doorbell.
-  void ring_doorbell() const;
+  // Wakes the owner if it sleeps on the doorbell. The doorbell only counts while the owner is
+  // (about to be) asleep: an owner that is awake re-polls its rings after announcing sleep
+  // (ShmTransport::blockFor), so a ring it misses here it finds there (Dekker on `sleeping` and
+  // the ring indices, both sides with a seq_cst fence). `force` always counts (faults).
+  void ring_doorbell(bool force = false) const;
 
  private:
   char* base_ = nullptr;

@@ -110,6 +110,7 @@ class ShmTransport final : public Transport {
   void progressRecvs(int p);
   void checkPeers();
   void failPeer(int p, Status s) {
+    ++events_;
     table_->failPeer(p, s.withPeer(p));
     Peer& peer = peers_[p];
     peer.sends.clear();
@@ -124,6 +125,7 @@ class ShmTransport final : public Transport {
   std::vector<uint64_t> remote_seq_;  // per request slot: ring position of a single-copy send
   uint32_t next_region_ = 1;
   uint32_t seen_doorbell_ = 0;
+  uint64_t events_ = 0;  // slots published, consumed or completed, peers failed: progress made
   bool single_copy_ = true;
   size_t single_copy_from_ = kDefaultSingleCopyFrom;
   int64_t next_liveness_check_ns_ = 0;
@@ -226,8 +228,12 @@ void ShmTransport::progressSends(int p) {
     table_->addBytes(slot, table_->slot(slot).len);
     table_->complete(slot);
     peer.remote_inflight.pop();
+    ++events_;
   }
-  if (published) peer.seg.ring_doorbell();
+  if (published) {
+    ++events_;
+    peer.seg.ring_doorbell();
+  }
 }
 
 void ShmTransport::progressRecvs(int p) {
@@ -245,7 +251,7 @@ void ShmTransport::progressRecvs(int p) {
         ring->fault_expected = tag ? rec.tag : rec.len;
         ring->fault_got = tag ? s.tag : s.msg_len;
         ring->fault.store(tag ? kTagMismatch : kTooLong, std::memory_order_release);
-        peer.seg.ring_doorbell();
+        peer.seg.ring_doorbell(/*force=*/true);
         failPeer(p, mismatchStatus(rank_, p, *ring));
         return;
       }
@@ -274,7 +280,10 @@ void ShmTransport::progressRecvs(int p) {
     ring->tail.store(++peer.tail, std::memory_order_release);
     consumed = true;
   }
-  if (consumed) peer.seg.ring_doorbell();
+  if (consumed) {
+    ++events_;
+    peer.seg.ring_doorbell();
+  }
 }
 
 Status ShmTransport::progress() {
@@ -317,7 +326,12 @@ void ShmTransport::blockFor(int64_t max_ns) {
   max_ns = std::min(max_ns, kLivenessCheckEveryNs);
   SegmentHeader* h = own_.header();
   h->sleeping.store(1, std::memory_order_seq_cst);
-  if (h->doorbell.load(std::memory_order_seq_cst) == seen_doorbell_) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Peers ring the doorbell only while `sleeping` is set: one more poll catches whatever they
+  // published before they could see it (and reloads seen_doorbell_ for the futex).
+  const uint64_t before = events_;
+  progress().ignore();
+  if (events_ == before) {
     timespec ts{static_cast<time_t>(max_ns / 1000000000), static_cast<long>(max_ns % 1000000000)};
     syscall(SYS_futex, reinterpret_cast<uint32_t*>(&h->doorbell), FUTEX_WAIT, seen_doorbell_, &ts,
             nullptr, 0);
