@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""The algorithm family end to end (issue #3): every collective with every algorithm
+(`--algo all`), dtypes int32, float, bfloat16 and double, every reduction that applies, sizes
+whose element counts divide by nothing in particular (4 B .. 2 MiB, factor 9: several pipeline
+segments at the top), in and out of place, checked exactly: #wrong must be 0 everywhere.
+
+    family T N      all of the above on N ranks over transport T
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mplib import check, log, main, read_jsonl, split_records  # noqa: E402
+
+RUN_TIMEOUT = 240
+DTYPES = ["int32", "float", "bfloat16", "double"]
+OPS = ["sum", "prod", "min", "max", "avg"]
+REDUCING = {"allreduce", "reducescatter"}
+COLLECTIVES = ["allreduce", "reducescatter", "allgather", "broadcast", "alltoall", "alltoallv",
+               "sendrecv"]
+
+
+def case_family(h, binary, mpirun, transport, n):
+    n = int(n)
+    total = 0
+    for coll in COLLECTIVES:
+        js = h.path(f"{coll}.jsonl")
+        ops = ["--op", ",".join(OPS)] if coll in REDUCING else []
+        argv = [binary, "bench", coll, "--np", str(n), "--transport", transport, "--algo", "all",
+                "-b", "4", "-e", "2M", "-f", "9", "--dtype", ",".join(DTYPES), *ops,
+                "-n", "1", "-w", "0", "--timeout", "60s", "--json", js]
+        rc, out, _, p = h.run(argv, RUN_TIMEOUT, label=coll)
+        check(rc == 0, f"{coll}: exit code {rc}\n{h.describe(p)}")
+        run, results = split_records(read_jsonl(js), js)
+        algos = run.get("algorithms", [])
+        check(algos, f"{coll}: the run record lists no algorithms: {run}")
+        bad = [(r["algorithm"], r["dtype"], r["redop"], r["bytes"], r["in_place"], r["wrong"])
+               for r in results if r["wrong"] != 0]
+        check(not bad, f"{coll} on {n} ranks over {transport}: rows not exact: {bad[:8]}")
+        for a in algos:
+            for d in DTYPES:
+                got = [r for r in results if r["algorithm"] == a and r["dtype"] == d]
+                check(got, f"{coll}: no rows for algorithm {a}, dtype {d}")
+                if coll in REDUCING:
+                    ops_seen = {r["redop"] for r in got}
+                    check(ops_seen == set(OPS), f"{coll} {a} {d}: ops {sorted(ops_seen)}")
+        check("# Out of bounds values : 0 OK" in out, f"{coll}: the table footer is not 0 OK")
+        total += len(results)
+        log(f"{coll} on {n} ranks over {transport}: {len(results)} rows exact "
+            f"({', '.join(algos)}) in {p.wall:.1f} s")
+    log(f"{total} rows exact on {n} ranks over {transport}")
+
+
+CASES = {"family": case_family}
+
+if __name__ == "__main__":
+    sys.exit(main(CASES))
