@@ -1,10 +1,13 @@
 #include "app/diagnose_command.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "app/diagnose_job.h"
 #include "app/job_launch.h"
 #include "core/units.h"
+#include "diagnostics/live/library_init.h"
 
 namespace ccscope::app {
 
@@ -12,22 +15,37 @@ namespace {
 
 struct RawOptions {
   DiagnoseOptions d;
-  std::string timeout = "5s", store;
+  std::string timeout = "5s", max_clock_skew = "2s", store;
   int np = 0, store_port = -1;
   std::vector<std::string> argv;
+  std::string init_child;  // hidden: run as the library probe's helper
 };
 
 int run(RawOptions& raw) {
+  if (!raw.init_child.empty()) return diagnostics::runLibraryInitChild(raw.init_child);
   auto t = core::parseDurationSeconds(raw.timeout);
   if (!t) {
     std::fprintf(stderr, "ccscope: error: %s\n", t.status().message().c_str());
     return kExitUsage;
   }
   raw.d.probe.timeout_s = *t;
+  auto skew = core::parseDurationSeconds(raw.max_clock_skew);
+  if (!skew) {
+    std::fprintf(stderr, "ccscope: error: --max-clock-skew: %s\n", skew.status().message().c_str());
+    return kExitUsage;
+  }
+  raw.d.probe.max_clock_skew_s = *skew;
+  // Test-only: CCSCOPE_TESTONLY_DIAG_SKIP_COLLECTIVE=RANK makes that rank skip the allreduce.
+  if (const char* v = std::getenv("CCSCOPE_TESTONLY_DIAG_SKIP_COLLECTIVE"))
+    raw.d.probe.testonly_skip_collective_rank = std::atoi(v);
+  // Test-only: CCSCOPE_TESTONLY_CLOCK_OFFSET=RANK:SECONDS makes that rank report a shifted clock.
+  if (const char* v = std::getenv("CCSCOPE_TESTONLY_CLOCK_OFFSET"); v && std::strchr(v, ':')) {
+    raw.d.probe.testonly_clock_offset_rank = std::atoi(v);
+    raw.d.probe.testonly_clock_offset_s = std::atof(std::strchr(v, ':') + 1);
+  }
   LaunchOptions lo{raw.np, *t * 4, raw.store, raw.d.store_bind, raw.store_port};
-  int code = launchOrRun(lo, raw.argv, [&](const launch::LaunchInfo& info) {
-    return runDiagnoseRank(raw.d, info);
-  });
+  int code = launchOrRun(
+      lo, raw.argv, [&](const launch::LaunchInfo& info) { return runDiagnoseRank(raw.d, info); });
   // The launcher reports a rank cut by its deadline as a hang (3); a probe fault is 1.
   return code;
 }
@@ -37,14 +55,20 @@ int run(RawOptions& raw) {
 Command addDiagnoseCommand(CLI::App& root, const std::vector<std::string>& argv) {
   auto raw = std::make_shared<RawOptions>();
   raw->argv = argv;
-  CLI::App* d = root.add_subcommand("diagnose", "Probe the job layer by layer and name the first failing layer");
-  d->add_option("--np", raw->np, "Local ranks to start when no launcher is around")->check(CLI::Range(1, 4096));
+  CLI::App* d = root.add_subcommand(
+      "diagnose", "Probe the job layer by layer and name the first failing layer");
+  d->add_option("--np", raw->np, "Local ranks to start when no launcher is around")
+      ->check(CLI::Range(1, 4096));
   d->add_option("--timeout", raw->timeout, "Deadline of each probe (5s)");
+  d->add_option("--max-clock-skew", raw->max_clock_skew,
+                "Largest wall-clock difference between ranks that passes (2s)");
   d->add_option("--ifname", raw->d.probe.ifname, "Network interface the job uses");
   d->add_option("--json", raw->d.json_path, "Write the diagnosis as JSON to this file");
   d->add_option("--store", raw->store, "Rendezvous store HOST:PORT (external launchers)");
   d->add_option("--store-port", raw->store_port, "Port of the rendezvous store");
   d->add_option("--store-bind", raw->d.store_bind, "Address the rendezvous store binds to");
+  // The library probe's helper process (ccscope diagnose --library-init-child ucx|nccl:GPU).
+  d->add_option("--library-init-child", raw->init_child)->group("");
   return {d, [raw] { return run(*raw); }};
 }
 

@@ -1,16 +1,23 @@
 #include "app/diagnose_job.h"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
-
-#include <fmt/format.h>
+#include <map>
 
 #include "app/command.h"
 #include "app/rendezvous.h"
 #include "app/run_metadata.h"
-#include "collectives/schedule_backend.h"
+#include "diagnostics/live/clock_skew.h"
+#include "diagnostics/live/collective_probe.h"
 #include "diagnostics/live/hang_diagnosis.h"
+#include "diagnostics/live/library_init.h"
+#ifdef CCSCOPE_HAVE_MPI
+#include "collectives/baselines/mpi/mpi_runtime.h"
+#endif
 
 namespace ccscope::app {
 
@@ -23,13 +30,30 @@ using nlohmann::json;
 
 namespace {
 
+// The resolved path, so ps shows "ccscope"; /proc/self/exe when the binary was replaced since.
+std::string selfExecutable() {
+  char self[4096] = {0};
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string path = n > 0 ? std::string(self, n) : "";
+  bool gone = path.empty() || path.ends_with(" (deleted)") || access(path.c_str(), X_OK) != 0;
+  return gone ? "/proc/self/exe" : path;
+}
+
 struct RankState {
   const DiagnoseOptions& o;
   launch::StoreClient& c;
   std::vector<std::string> hosts;
   std::vector<ProbeResult> results;  // rank 0
+  std::vector<json> connects;        // rank 0: every rank's tcp connect outcome
+  std::vector<json> pairs;           // rank 0: every rank's pair measurements
+  bool root() const { return c.rank() == 0; }
   void post(const std::string& key, const json& v) {
     c.put(fmt::format("diag/{}/{}", key, c.rank()), v.dump()).ignore();
+  }
+  // What rank 0 posted under `key` (a plan the other ranks follow); null when it never came.
+  json fromRoot(const std::string& key, double wait_s) {
+    auto v = c.get(fmt::format("diag/{}/0", key), Deadline::afterSeconds(wait_s));
+    return v ? json::parse(*v, nullptr, false) : json();
   }
   // Rank 0: every rank's value, naming ranks that never posted (they hung in that probe).
   std::vector<json> collect(const std::string& key, Layer layer, const std::string& probe,
@@ -37,10 +61,13 @@ struct RankState {
     std::vector<int> missing;
     auto v = diagnostics::gather(c, key, wait_s > 0 ? wait_s : o.probe.timeout_s * 2, &missing);
     if (!missing.empty() || !v) {
-      ProbeResult r{layer, probe, ProbeOutcome::kFail, "ranks that did not finish the probe in time", {}, {}};
+      ProbeResult r{
+          layer, probe, ProbeOutcome::kFail, "ranks that did not finish the probe in time", {},
+          {},    {}};
       for (int m : missing) {
         r.culprit.ranks.push_back(m);
-        r.evidence.push_back(fmt::format("rank {} ({}) never reported", m, m < (int)hosts.size() ? hosts[m] : "?"));
+        r.evidence.push_back(
+            fmt::format("rank {} ({}) never reported", m, m < (int)hosts.size() ? hosts[m] : "?"));
       }
       results.push_back(r);
     }
@@ -48,61 +75,11 @@ struct RankState {
   }
 };
 
-ProbeResult collectiveProbe(RankState& st, transports::Transport& t, const std::string& name) {
-  ProbeResult r{Layer::kApplication, "allreduce over " + name, ProbeOutcome::kPass, "", {}, {}};
-  auto b = collectives::ScheduleBackend::create(t, {"ring", 0});
-  Status s = b ? (*b)->allocate(1 << 20) : b.status();
-  collectives::OpConfig op{collectives::Collective::kAllreduce, (1 << 20) / 4, core::DataType::kFloat,
-                           core::ReduceOp::kSum, 0, nullptr};
-  if (s.isOk()) s = (*b)->prepare(op);
-  if (s.isOk()) s = (*b)->run(false, Deadline::afterSeconds(st.o.probe.timeout_s));
-  if (!s.isOk()) {
-    r.outcome = ProbeOutcome::kFail;
-    r.detail = s.message();
-    if (s.peer() >= 0) r.culprit.ranks.push_back(s.peer());
-  } else {
-    r.detail = "1 MiB allreduce completed";
-  }
-  return r;
-}
-
-reports::Diagnosis verdict(const std::vector<ProbeResult>& results) {
-  reports::Diagnosis d;
-  d.layer = Layer::kNone;
-  d.conclusive = true;
-  d.confidence = "high";
-  d.verdict = "every layer passed";
-  d.next_step = "nothing to do";
-  static const Layer kOrder[] = {Layer::kBootstrap, Layer::kHostNetwork, Layer::kRdma, Layer::kGpu,
-                                 Layer::kLibrary, Layer::kApplication};
-  for (Layer l : kOrder)
-    for (const ProbeResult& r : results)
-      if (r.layer == l && r.outcome == ProbeOutcome::kFail && d.layer == Layer::kNone) {
-        d.layer = l;
-        d.verdict = fmt::format("{}: {}", r.name, r.detail);
-        d.culprit = r.culprit;
-        d.culprit.dedupe();
-        for (const auto& e : r.evidence) d.evidence.push_back({"", 0, e});
-        d.next_step = l == Layer::kHostNetwork ? "Check the named hosts' links, routes, firewall and the interface the job uses."
-                                               : "Fix the named configuration, then rerun ccscope diagnose.";
-      }
-  for (const ProbeResult& r : results) {
-    reports::Finding f;
-    f.id = r.name;
-    f.layer = r.layer;
-    f.kind = r.outcome == ProbeOutcome::kFail ? reports::FindingKind::kRoot : reports::FindingKind::kContext;
-    f.verdict = fmt::format("{} {}: {}", diagnostics::outcomeName(r.outcome), r.name, r.detail);
-    f.culprit = r.culprit;
-    d.findings.push_back(f);
-  }
-  return d;
-}
-
 int report(const RankState& st) {
-  reports::Diagnosis d = verdict(st.results);
+  reports::Diagnosis d = diagnostics::diagnosisOf(st.results);
   for (const ProbeResult& r : st.results)
-    std::printf("%-4s %-12s %-22s %s\n", diagnostics::outcomeName(r.outcome), core::layerName(r.layer),
-                r.name.c_str(), r.detail.c_str());
+    std::printf("%-4s %-12s %-22s %s\n", diagnostics::outcomeName(r.outcome),
+                core::layerName(r.layer), r.name.c_str(), r.detail.c_str());
   std::printf("\n%s", diagnostics::renderDiagnosis(d).c_str());
   for (const auto& e : d.evidence) std::printf("  evidence: %s\n", e.text.c_str());
   if (!st.o.json_path.empty()) {
@@ -113,6 +90,269 @@ int report(const RankState& st) {
   return d.layer == Layer::kNone ? kExitOk : kExitFailed;
 }
 
+void exchangeHosts(RankState& st) {
+  st.post("host", hostName());
+  if (st.root()) {
+    for (const json& h : st.collect("host", Layer::kBootstrap, "rendezvous"))
+      st.hosts.push_back(h.is_string() ? h.get<std::string>() : "?");
+    st.results.push_back({Layer::kBootstrap,
+                          "rendezvous",
+                          ProbeOutcome::kPass,
+                          fmt::format("{} ranks joined", st.c.size()),
+                          {},
+                          {},
+                          {}});
+    return;
+  }
+  for (int r = 0; r < st.c.size(); ++r) {
+    auto h = st.c.get(fmt::format("diag/host/{}", r), Deadline::afterSeconds(st.o.probe.timeout_s));
+    json j = h ? json::parse(*h, nullptr, false) : json();
+    st.hosts.push_back(j.is_string() ? j.get<std::string>() : "?");
+  }
+}
+
+diagnostics::MpiState mpiState(const launch::LaunchInfo& info, std::string& version) {
+  if (info.source != launch::LaunchSource::kOpenMpi) return diagnostics::MpiState::kNotLaunched;
+#ifdef CCSCOPE_HAVE_MPI
+  if (!collectives::mpi::initialized()) return diagnostics::MpiState::kDown;
+  version = collectives::mpi::libraryVersion();
+  return diagnostics::MpiState::kUp;
+#else
+  (void)version;
+  return diagnostics::MpiState::kNotCompiled;
+#endif
+}
+
+// Local facts, then each library initialised in a helper process (this binary again).
+void localAndLibraries(RankState& st, const launch::LaunchInfo& info) {
+  json facts = diagnostics::localFacts(st.o.probe);
+  st.post("local", facts);
+  if (st.root())
+    for (auto& r : diagnostics::judgeLocalFacts(st.collect("local", Layer::kLibrary, "local facts"),
+                                                st.hosts))
+      st.results.push_back(r);
+  diagnostics::LibraryInitContext ctx;
+  ctx.child_command = {selfExecutable(), "diagnose", "--library-init-child"};
+  ctx.timeout_s = st.o.probe.timeout_s;
+  ctx.gpu_usable =
+      facts.value("components", json::object()).value("cuda", json::object()).value("devices", 0) >
+      0;
+  ctx.local_rank = info.local_rank;
+  ctx.mpi = mpiState(info, ctx.mpi_version);
+  st.post("library", diagnostics::runLibraryInit(ctx));
+  if (st.root())
+    for (auto& r : diagnostics::judgeLibraryInit(
+             st.collect("library", Layer::kLibrary, "library init"), st.hosts))
+      st.results.push_back(r);
+}
+
+// The options of every transport the probes make; --ifname wins over the address that reaches
+// the store.
+Status connectTransport(RankState& st, const std::string& name, double timeout_s,
+                        std::unique_ptr<transports::Transport>& out) {
+  transports::TransportOptions to{st.c.size(), 1, st.o.probe.ifname,
+                                  st.o.probe.ifname.empty() ? st.c.localAddress() : "", 0};
+  if (name == "shm") to.local_ranks = st.c.size();
+  auto t = transports::makeTransport(name, to);
+  Status s = t ? (*t)->connect(st.c, Deadline::afterSeconds(timeout_s)) : t.status();
+  if (t) out = std::move(*t);
+  return s;
+}
+
+// The transports the collective probe runs over, by name; null where one did not connect.
+struct TransportSet {
+  std::vector<std::pair<std::string, std::unique_ptr<transports::Transport>>> all;
+  std::map<std::string, std::string> why_not;
+  std::vector<std::unique_ptr<transports::Transport>> keep;  // bisection's fresh transports
+  transports::Transport* get(const std::string& name) {
+    for (auto& [n, t] : all)
+      if (n == name) return t.get();
+    return nullptr;
+  }
+};
+
+// The transport the job would use; --ifname wins over the address that reaches the store.
+// Rank 0 gathers every rank's outcome right away: the probes after it need to know who is in.
+Status connectTcp(RankState& st, std::unique_ptr<transports::Transport>& out) {
+  Status s = connectTransport(st, "tcp", st.o.probe.timeout_s, out);
+  st.post("connect", json{{"ok", s.isOk()}, {"error", s.message()}, {"peer", s.peer()}});
+  if (st.root()) {
+    st.connects = st.collect("connect", Layer::kHostNetwork, "tcp connect");
+    st.results.push_back(diagnostics::judgeConnects(st.connects, st.hosts));
+  }
+  return s;
+}
+
+// Rank 0 times a few ping-pongs with every rank that connected and posts whom it will ask, so
+// a rank never waits for pings that will not come (and never answers out of turn).
+void clockSkew(RankState& st, transports::Transport* t, bool connected) {
+  const int n = st.c.size();
+  if (!st.root()) {
+    if (!connected) return;
+    json plan = st.fromRoot("clockplan", st.o.probe.timeout_s * 3);
+    if (plan.is_array() && std::find(plan.begin(), plan.end(), json(st.c.rank())) != plan.end())
+      diagnostics::answerClockSkew(*t, st.o.probe, st.o.probe.timeout_s * (n + 1)).ignore();
+    return;
+  }
+  std::vector<int> peers;
+  for (int r = 1; connected && r < n; ++r)
+    if (st.connects[r].is_object() && st.connects[r].value("ok", false)) peers.push_back(r);
+  st.post("clockplan", peers);
+  if (!connected) {
+    st.results.push_back({Layer::kBootstrap,
+                          "clock skew",
+                          ProbeOutcome::kSkip,
+                          "skipped: the tcp transport did not connect on rank 0",
+                          {},
+                          {},
+                          {}});
+    return;
+  }
+  auto measured = diagnostics::measureClockSkew(*t, peers, st.o.probe);
+  st.results.push_back(
+      diagnostics::judgeClockSkew(measured, st.hosts, st.o.probe.max_clock_skew_s));
+}
+
+void pairs(RankState& st, transports::Transport* t, bool connected) {
+  json mine = connected ? diagnostics::measurePairs(*t, st.hosts, st.o.probe) : json::array();
+  st.post("pairs", mine);
+  // Pairs run one after another: a rank with many slow pairs may need up to n probe deadlines.
+  if (!st.root()) return;
+  st.pairs =
+      st.collect("pairs", Layer::kHostNetwork, "pairs", st.o.probe.timeout_s * (st.c.size() + 1));
+  st.results.push_back(diagnostics::judgePairs(st.pairs, st.hosts));
+}
+
+bool oneHost(const std::vector<std::string>& hosts) {
+  return std::all_of(hosts.begin(), hosts.end(),
+                     [&](auto& h) { return h == hosts[0] && h != "?"; });
+}
+
+// tcp always; shm too when every rank is on one host ("auto"), or the --transports list.
+std::vector<std::string> collectiveTransports(const RankState& st) {
+  if (st.o.transports == "auto")
+    return oneHost(st.hosts) ? std::vector<std::string>{"tcp", "shm"}
+                             : std::vector<std::string>{"tcp"};
+  std::vector<std::string> out;
+  for (size_t start = 0, comma = 0; comma != std::string::npos; start = comma + 1) {
+    comma = st.o.transports.find(',', start);
+    out.push_back(st.o.transports.substr(start, comma - start));
+  }
+  return out;
+}
+
+std::string noBisectionWhy(ProbeOutcome allreduce, bool one_host) {
+  if (allreduce != ProbeOutcome::kPass)
+    return "skipped: not every rank took part in the allreduce (the lines above say why)";
+  return one_host ? "not needed: the allreduce passed (one host: its speed is not judged)"
+                  : "not needed: the allreduce passed at the speed the pairs allow";
+}
+
+// Every rank runs the allreduce over each transport (the test-only switch makes one rank skip
+// it); rank 0 judges and says which rings to bisect.
+json allreduces(RankState& st, TransportSet& ts) {
+  for (auto& [name, t] : ts.all) {
+    json mine =
+        !t ? json{{"skipped", ts.why_not[name]}}
+        : st.c.rank() == st.o.probe.testonly_skip_collective_rank
+            ? json{{"ok", true}, {"detail", "skipped (test-only)"}, {"peer", -1}, {"seconds", 0}}
+            : diagnostics::runAllreduceProbe(*t, st.o.probe);
+    st.post("coll-" + name, mine);
+  }
+  if (!st.root())
+    return st.fromRoot("hopplan", st.o.probe.timeout_s * (st.c.size() + 2 * ts.all.size() + 4));
+  json plan = json::object();
+  double pair_median = diagnostics::pairMedianGbps(st.pairs);
+  for (auto& [name, t] : ts.all) {
+    auto per_rank = st.collect("coll-" + name, Layer::kApplication, "allreduce over " + name);
+    st.results.push_back(diagnostics::judgeAllreduce(per_rank, name, st.hosts));
+    std::string why = diagnostics::bisectionReason(per_rank, st.hosts, pair_median);
+    if (!why.empty())
+      plan[name] = {{"reason", why}, {"fresh", st.results.back().outcome == ProbeOutcome::kFail}};
+    else
+      st.results.push_back({Layer::kHostNetwork,
+                            "ring hops over " + name,
+                            ProbeOutcome::kSkip,
+                            noBisectionWhy(st.results.back().outcome, oneHost(st.hosts)),
+                            {},
+                            {},
+                            {}});
+  }
+  st.post("hopplan", plan);
+  return plan;
+}
+
+// Bisects each ring rank 0 asked for: over the same transport when the allreduce only ran slow,
+// over a fresh one when it failed (the failed one may hold half-delivered messages).
+void bisect(RankState& st, TransportSet& ts, const json& plan) {
+  for (const auto& entry : ts.all) {  // in transport order, as the allreduce lines
+    const std::string& name = entry.first;
+    if (!plan.is_object() || !plan.contains(name)) continue;
+    const json& item = plan[name];
+    std::string reason = item.value("reason", std::string());
+    if (name == "shm") {  // shm segments are named per job: a second shm transport cannot connect
+      if (st.root())
+        st.results.push_back(
+            {Layer::kHostNetwork,
+             "ring hops over shm",
+             ProbeOutcome::kSkip,
+             "skipped: a shm transport cannot be set up twice in one job; " + reason,
+             {},
+             {},
+             {}});
+      continue;
+    }
+    transports::Transport* t = ts.get(name);
+    std::unique_ptr<transports::Transport> fresh;
+    if (item.value("fresh", false)) {
+      t = connectTransport(st, name, st.o.probe.timeout_s * 2, fresh).isOk() ? fresh.get()
+                                                                             : nullptr;
+      ts.keep.push_back(std::move(fresh));
+    }
+    st.post("hops-" + name,
+            t ? diagnostics::measureRingHops(*t, st.o.probe, diagnostics::kCollectiveProbeBytes)
+              : json::array());
+    if (st.root())
+      st.results.push_back(diagnostics::judgeRingHops(
+          st.collect("hops-" + name, Layer::kHostNetwork, "ring hops over " + name,
+                     st.o.probe.timeout_s * (st.c.size() + 3)),
+          st.hosts, name, reason));
+  }
+}
+
+void collectives(RankState& st, std::unique_ptr<transports::Transport>& tcp, bool tcp_ok,
+                 TransportSet& ts) {
+  for (const std::string& name : collectiveTransports(st)) {
+    std::unique_ptr<transports::Transport> t;
+    if (name == "tcp") {
+      if (tcp_ok)
+        t = std::move(tcp);
+      else
+        ts.why_not[name] = "the tcp transport did not connect";
+    } else if (Status s = connectTransport(st, name, st.o.probe.timeout_s, t); !s.isOk()) {
+      ts.why_not[name] = fmt::format("the {} transport did not connect: {}", name, s.message());
+      t.reset();
+    }
+    ts.all.emplace_back(name, std::move(t));
+  }
+  bisect(st, ts, allreduces(st, ts));
+}
+
+int finish(RankState& st, Rendezvous& rv) {
+  if (!st.root()) {  // every rank exits with the verdict rank 0 reached
+    // Rank 0 may still gather a late rank's results, a probe deadline or a few each.
+    auto v =
+        st.c.get("diag/verdict", Deadline::afterSeconds(st.o.probe.timeout_s * (st.c.size() + 6)));
+    st.c.finish();
+    return v ? std::atoi(v->c_str()) : kExitHang;
+  }
+  int code = report(st);
+  st.c.put("diag/verdict", std::to_string(code)).ignore();
+  st.c.finish();
+  lingerWhileOthersNeedTheStore(rv, 0);
+  return code;
+}
+
 }  // namespace
 
 int runDiagnoseRank(const DiagnoseOptions& o, const launch::LaunchInfo& info) {
@@ -121,81 +361,20 @@ int runDiagnoseRank(const DiagnoseOptions& o, const launch::LaunchInfo& info) {
     std::fprintf(stderr, "FAIL bootstrap    rendezvous: %s\n", s.message().c_str());
     return kExitFailed;
   }
-  RankState st{o, *rv.client, {}, {}};
-  st.post("host", hostName());
-  if (info.rank == 0)
-    for (const json& h : st.collect("host", Layer::kBootstrap, "rendezvous"))
-      st.hosts.push_back(h.is_string() ? h.get<std::string>() : "?");
-  else
-    for (int r = 0; r < info.size; ++r) {
-      auto h = rv.client->get(fmt::format("diag/host/{}", r), Deadline::afterSeconds(o.probe.timeout_s));
-      st.hosts.push_back(h ? json::parse(*h, nullptr, false).get<std::string>() : "?");
-    }
-  if (info.rank == 0) st.results.push_back({Layer::kBootstrap, "rendezvous", ProbeOutcome::kPass,
-                                            fmt::format("{} ranks joined", info.size), {}, {}});
-  st.post("local", diagnostics::localFacts(o.probe));
-  if (info.rank == 0)
-    for (auto& r : diagnostics::judgeLocalFacts(st.collect("local", Layer::kLibrary, "local facts"), st.hosts))
-      st.results.push_back(r);
-  // Host network: the transport the job would use, then every pair of hosts.
-  // --ifname wins over the address that reaches the store.
-  transports::TransportOptions to{info.size, 1, o.probe.ifname,
-                                  o.probe.ifname.empty() ? rv.client->localAddress() : "", 0};
-  auto t = transports::makeTransport("tcp", to);
-  Status s = t ? (*t)->connect(*rv.client, Deadline::afterSeconds(o.probe.timeout_s)) : t.status();
-  st.post("connect", json{{"ok", s.isOk()}, {"error", s.message()}, {"peer", s.peer()}});
-  json pairs = s.isOk() ? diagnostics::measurePairs(**t, st.hosts, o.probe) : json::array();
-  st.post("pairs", pairs);
-  if (s.isOk()) {
-    ProbeResult coll = collectiveProbe(st, **t, "tcp");
-    st.post("collective", json{{"ok", coll.outcome == ProbeOutcome::kPass}, {"detail", coll.detail}});
-  }
-  if (info.rank != 0) {  // every rank exits with the verdict rank 0 reached
-    auto v = rv.client->get("diag/verdict", Deadline::afterSeconds(o.probe.timeout_s * 4));
-    rv.client->finish();
-    return v ? std::atoi(v->c_str()) : kExitHang;
-  }
-  ProbeResult conn{Layer::kHostNetwork, "tcp connect", ProbeOutcome::kPass, "every rank connected", {}, {}};
-  auto connects = st.collect("connect", Layer::kHostNetwork, "tcp connect");
-  // A rank that could not connect out is the root; ranks that waited for it to accept are symptoms.
-  auto active = [](const json& j) { return j.value("error", std::string()).find("connecting to") != std::string::npos; };
-  bool any_active = std::any_of(connects.begin(), connects.end(), [&](const json& j) {
-    return j.is_object() && !j.value("ok", true) && active(j);
-  });
-  for (size_t r = 0; r < connects.size(); ++r)
-    if (connects[r].is_object() && !connects[r].value("ok", true) && (!any_active || active(connects[r]))) {
-      conn.outcome = ProbeOutcome::kFail;
-      conn.detail = "ranks that could not connect to their peers";
-      conn.culprit.ranks.push_back(static_cast<int>(r));
-      int peer = connects[r].value("peer", -1);
-      if (peer >= 0 && peer < static_cast<int>(st.hosts.size())) {  // the pair that failed
-        conn.culprit.ranks.push_back(peer);
-        conn.culprit.hosts = {st.hosts[r], st.hosts[peer]};
-        conn.culprit.links.push_back(fmt::format("{} <-> {}", std::min(st.hosts[r], st.hosts[peer]),
-                                                 std::max(st.hosts[r], st.hosts[peer])));
-      }
-      conn.evidence.push_back(fmt::format("rank {}: {}", r, connects[r].value("error", std::string())));
-    }
-  st.results.push_back(conn);
-  // Pairs run one after another: a rank with many slow pairs may need up to n probe deadlines.
-  st.results.push_back(diagnostics::judgePairs(
-      st.collect("pairs", Layer::kHostNetwork, "pairs", o.probe.timeout_s * (info.size + 1)), st.hosts));
-  if (s.isOk()) {
-    ProbeResult coll{Layer::kApplication, "allreduce over tcp", ProbeOutcome::kPass, "", {}, {}};
-    auto colls = st.collect("collective", Layer::kApplication, "allreduce over tcp");
-    for (size_t r = 0; r < colls.size(); ++r)
-      if (colls[r].is_object() && !colls[r].value("ok", true)) {
-        coll.outcome = ProbeOutcome::kFail;
-        coll.culprit.ranks.push_back(static_cast<int>(r));
-        coll.evidence.push_back(fmt::format("rank {}: {}", r, colls[r].value("detail", std::string())));
-      }
-    coll.detail = coll.outcome == ProbeOutcome::kPass ? "1 MiB allreduce completed on every rank" : "allreduce failed";
-    st.results.push_back(coll);
-  }
-  int code = report(st);
-  rv.client->put("diag/verdict", std::to_string(code)).ignore();
-  rv.client->finish();
-  lingerWhileOthersNeedTheStore(rv, 0);
+  RankState st{o, *rv.client, {}, {}, {}, {}};
+  exchangeHosts(st);
+  localAndLibraries(st, info);
+  std::unique_ptr<transports::Transport> tcp;
+  bool connected = connectTcp(st, tcp).isOk();
+  clockSkew(st, tcp.get(), connected);
+  pairs(st, tcp.get(), connected);
+  TransportSet ts;  // kept until the verdict: a peer may still be reading from us before it
+  collectives(st, tcp, connected, ts);
+  int code = finish(st, rv);
+  ts = TransportSet();
+#ifdef CCSCOPE_HAVE_MPI
+  collectives::mpi::finalize();  // under mpirun: a rank that exits without it fails the job
+#endif
   return code;
 }
 

@@ -10,7 +10,9 @@ namespace ccscope::app {
 
 struct DiagnoseOptions {
   diagnostics::ProbeOptions probe;
-  std::string transports = "tcp";  // collectives to try, comma-separated (shm needs one host)
+  // Transports the allreduce probe runs over: "auto" (tcp, and shm when every rank is on one
+  // host) or a comma-separated list.
+  std::string transports = "auto";
   std::string json_path;
   std::string store_bind;
 };

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "collectives/schedule_backend.h"
+#include "diagnostics/live/pair_io.h"
 #include "diagnostics/live/probes.h"
 
 namespace ccscope::diagnostics {
@@ -24,33 +25,6 @@ constexpr uint32_t kTagPing = 0x7001, kTagBurst = 0x7002, kTagAck = 0x7003;
 // A pair below 10% of the median is slow: healthy links on one fabric differ far less, a
 // throttled or degraded one (a 10 Mbit/s fallback, a flapping port) far more.
 constexpr double kSlowFraction = 0.1;
-
-struct PairIo {
-  transports::Transport& t;
-  transports::MemoryRegion mr;
-  double timeout_s;
-  // The partner may still be busy with an earlier (slow) pair: the first message of a pair
-  // waits up to `arrive` for it; the measurement itself then runs under the probe deadline.
-  Deadline arrive;
-  Deadline d = Deadline::afterSeconds(0);
-  bool arrived = false;
-  Status finish(transports::Request r) {
-    Status s = t.wait(r, arrived ? d : arrive);
-    if (!arrived) {
-      arrived = true;
-      d = Deadline::afterSeconds(timeout_s);
-    }
-    return s;
-  }
-  Status send(int peer, uint32_t tag, size_t len) {
-    CCSCOPE_ASSIGN_OR_RETURN(auto r, t.postSend(peer, tag, mr, 0, len));
-    return finish(r);
-  }
-  Status recv(int peer, uint32_t tag, size_t len) {
-    CCSCOPE_ASSIGN_OR_RETURN(auto r, t.postRecv(peer, tag, mr, 0, len));
-    return finish(r);
-  }
-};
 
 // The lower rank of a pair drives and measures; the higher one answers.
 Status runPair(PairIo& io, int peer, bool lead, size_t burst, json& out) {
@@ -103,7 +77,21 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// Every direction of every pair measured: the GB/s of each burst.
+std::vector<double> pairBandwidths(const std::vector<json>& per_rank) {
+  std::vector<double> bws;
+  for (const json& rows : per_rank)
+    for (const json& r : rows.is_array() ? rows : json::array())
+      if (r.value("ok", false)) {
+        bws.push_back(r["fwd_gbps"].get<double>());
+        bws.push_back(r["back_gbps"].get<double>());
+      }
+  return bws;
+}
+
 }  // namespace
+
+double pairMedianGbps(const std::vector<json>& per_rank) { return median(pairBandwidths(per_rank)); }
 
 json measurePairs(transports::Transport& t, const std::vector<std::string>& hosts, const ProbeOptions& o) {
   const int n = t.size(), me = t.rank();
@@ -127,16 +115,10 @@ json measurePairs(transports::Transport& t, const std::vector<std::string>& host
 }
 
 ProbeResult judgePairs(const std::vector<json>& per_rank, const std::vector<std::string>& hosts) {
-  ProbeResult res{Layer::kHostNetwork, "pairs", ProbeOutcome::kPass, "", {}, {}};
+  ProbeResult res{Layer::kHostNetwork, "pairs", ProbeOutcome::kPass, "", {}, {}, {}};
   // On one host every pair is loopback: speed says nothing about a network, reachability does.
   bool one_host = std::all_of(hosts.begin(), hosts.end(), [&](auto& h) { return h == hosts[0]; });
-  std::vector<double> bws;
-  for (const json& rows : per_rank)
-    for (const json& r : rows.is_array() ? rows : json::array())
-      if (r.value("ok", false)) {
-        bws.push_back(r["fwd_gbps"].get<double>());
-        bws.push_back(r["back_gbps"].get<double>());
-      }
+  std::vector<double> bws = pairBandwidths(per_rank);
   double med = median(bws);
   auto link = [&](int a, int b) { return fmt::format("{} <-> {}", hosts[a], hosts[b]); };
   for (size_t a = 0; a < per_rank.size(); ++a)

@@ -88,10 +88,10 @@ json localFacts(const ProbeOptions& o) {
 }
 
 std::vector<ProbeResult> judgeLocalFacts(const std::vector<json>& facts, const std::vector<std::string>& hosts) {
-  ProbeResult ifr{Layer::kHostNetwork, "interface", ProbeOutcome::kPass, "", {}, {}};
-  ProbeResult lib{Layer::kLibrary, "environment", ProbeOutcome::kPass, "", {}, {}};
-  ProbeResult rdma{Layer::kRdma, "rdma devices", ProbeOutcome::kSkip, "skipped: no RDMA device", {}, {}};
-  ProbeResult gpu{Layer::kGpu, "gpu devices", ProbeOutcome::kSkip, "skipped: no GPU", {}, {}};
+  ProbeResult ifr{Layer::kHostNetwork, "interface", ProbeOutcome::kPass, "", {}, {}, {}};
+  ProbeResult lib{Layer::kLibrary, "environment", ProbeOutcome::kPass, "", {}, {}, {}};
+  ProbeResult rdma{Layer::kRdma, "rdma devices", ProbeOutcome::kSkip, "skipped: no RDMA device", {}, {}, {}};
+  ProbeResult gpu{Layer::kGpu, "gpu devices", ProbeOutcome::kSkip, "skipped: no GPU", {}, {}, {}};
   for (size_t r = 0; r < facts.size(); ++r) {
     const json& f = facts[r];
     std::string who = fmt::format("rank {} ({})", r, r < hosts.size() ? hosts[r] : "?");
@@ -102,7 +102,8 @@ std::vector<ProbeResult> judgeLocalFacts(const std::vector<json>& facts, const s
       ifr.detail = fmt::format("interface '{}' does not exist on the ranks that asked for it",
                                f["ifname"]["name"].get<std::string>());
     }
-    for (auto& [var, v] : f.value("env", json::object()).items())
+    const json env = f.value("env", json::object());  // named: items() of a temporary dangles
+    for (auto& [var, v] : env.items())
       if (!v["missing"].empty()) {
         lib.outcome = ProbeOutcome::kFail;
         lib.culprit.ranks.push_back(static_cast<int>(r));
@@ -129,6 +130,65 @@ std::vector<ProbeResult> judgeLocalFacts(const std::vector<json>& facts, const s
   if (ifr.outcome == ProbeOutcome::kPass) ifr.detail = "interface selection is valid";
   if (lib.outcome == ProbeOutcome::kPass) lib.detail = "NCCL/UCX variables, /dev/shm and limits are sane";
   return {ifr, rdma, gpu, lib};
+}
+
+ProbeResult judgeConnects(const std::vector<json>& connects, const std::vector<std::string>& hosts) {
+  ProbeResult conn{Layer::kHostNetwork, "tcp connect", ProbeOutcome::kPass, "every rank connected", {}, {}, {}};
+  auto failed = [](const json& j) { return j.is_object() && !j.value("ok", true); };
+  auto active = [](const json& j) { return j.value("error", std::string()).find("connecting to") != std::string::npos; };
+  bool any_active = std::any_of(connects.begin(), connects.end(), [&](const json& j) { return failed(j) && active(j); });
+  for (size_t r = 0; r < connects.size(); ++r) {
+    if (!failed(connects[r]) || (any_active && !active(connects[r]))) continue;
+    conn.outcome = ProbeOutcome::kFail;
+    conn.detail = "ranks that could not connect to their peers";
+    conn.culprit.ranks.push_back(static_cast<int>(r));
+    int peer = connects[r].value("peer", -1);
+    if (peer >= 0 && peer < static_cast<int>(hosts.size()) && r < hosts.size()) {  // the pair that failed
+      conn.culprit.ranks.push_back(peer);
+      conn.culprit.hosts = {hosts[r], hosts[peer]};
+      conn.culprit.links.push_back(fmt::format("{} <-> {}", std::min(hosts[r], hosts[peer]),
+                                               std::max(hosts[r], hosts[peer])));
+    }
+    conn.evidence.push_back(fmt::format("rank {}: {}", r, connects[r].value("error", std::string())));
+  }
+  return conn;
+}
+
+reports::Diagnosis diagnosisOf(const std::vector<ProbeResult>& results) {
+  reports::Diagnosis d;
+  d.layer = Layer::kNone;
+  d.conclusive = true;
+  d.confidence = "high";
+  d.verdict = "every layer passed";
+  d.next_step = "nothing to do";
+  static const Layer kOrder[] = {Layer::kBootstrap, Layer::kHostNetwork, Layer::kRdma,
+                                 Layer::kGpu,       Layer::kLibrary,     Layer::kApplication};
+  for (Layer l : kOrder)
+    for (const ProbeResult& r : results) {
+      if (r.layer != l || r.outcome != ProbeOutcome::kFail || d.layer != Layer::kNone) continue;
+      d.layer = l;
+      d.verdict = fmt::format("{}: {}", r.name, r.detail);
+      d.culprit = r.culprit;
+      d.culprit.dedupe();
+      for (const auto& e : r.evidence) d.evidence.push_back({"", 0, e});
+      d.next_step = !r.next_step.empty() ? r.next_step
+                    : l == Layer::kHostNetwork
+                        ? "Check the named hosts' links, routes, firewall and the interface the job uses."
+                        : "Fix the named configuration, then rerun ccscope diagnose.";
+    }
+  for (const ProbeResult& r : results) {
+    reports::Finding f;
+    f.id = r.name;
+    f.layer = r.layer;
+    f.kind = r.outcome == ProbeOutcome::kFail ? reports::FindingKind::kRoot : reports::FindingKind::kContext;
+    f.verdict = fmt::format("{} {}: {}", outcomeName(r.outcome), r.name, r.detail);
+    f.next_step = r.next_step;
+    f.culprit = r.culprit;
+    f.culprit.dedupe();
+    for (const auto& e : r.evidence) f.evidence.push_back({"", 0, e});
+    d.findings.push_back(f);
+  }
+  return d;
 }
 
 core::Result<std::vector<json>> gather(launch::StoreClient& c, const std::string& key, double timeout_s,

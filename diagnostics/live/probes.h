@@ -19,6 +19,12 @@ struct ProbeOptions {
   double timeout_s = 5;        // per probe
   std::string ifname;          // tcp: interface the job would use
   size_t burst_bytes = 256 << 10;  // enough to tell a 10 Mbit/s link from a healthy one
+  double max_clock_skew_s = 2;     // --max-clock-skew
+  // Test-only (CCSCOPE_TESTONLY_CLOCK_OFFSET=rank:seconds): that rank reports a shifted clock.
+  int testonly_clock_offset_rank = -1;
+  double testonly_clock_offset_s = 0;
+  // Test-only (CCSCOPE_TESTONLY_DIAG_SKIP_COLLECTIVE=rank): that rank skips the allreduce probe.
+  int testonly_skip_collective_rank = -1;
 };
 
 enum class ProbeOutcome { kPass, kFail, kSkip };
@@ -30,6 +36,7 @@ struct ProbeResult {
   std::string detail;
   reports::Culprit culprit;
   std::vector<std::string> evidence;
+  std::string next_step;  // "" = the layer's generic one
 };
 
 // Every rank: this rank's local facts (interface, /dev/shm, memlock, env names, devices).
@@ -44,11 +51,22 @@ nlohmann::json measurePairs(transports::Transport& t, const std::vector<std::str
                             const ProbeOptions& o);
 // Rank 0: unreachable, slow and asymmetric pairs from every rank's measurements.
 ProbeResult judgePairs(const std::vector<nlohmann::json>& per_rank, const std::vector<std::string>& hosts);
+// The median bandwidth (GB/s) of every pair direction measured; 0 when none was.
+double pairMedianGbps(const std::vector<nlohmann::json>& per_rank);
+
+// Rank 0: the tcp connect verdict from every rank's {"ok", "error", "peer"}. A rank that could
+// not connect out is the root; ranks that only waited for it to accept are symptoms.
+ProbeResult judgeConnects(const std::vector<nlohmann::json>& per_rank, const std::vector<std::string>& hosts);
 
 // Gathers "diag/<key>/<rank>" from every rank (rank 0 only); missing ranks are reported.
 core::Result<std::vector<nlohmann::json>> gather(launch::StoreClient& c, const std::string& key,
                                                  double timeout_s, std::vector<int>* missing);
 
 const char* outcomeName(ProbeOutcome o);
+
+// Rank 0: the verdict of a probe run. Layers bottom-up (bootstrap, host-network, rdma, gpu,
+// library, application); within a layer the first failing probe in run order. Every probe is
+// also a finding (a failure a root, the rest context) so --json carries all of them.
+reports::Diagnosis diagnosisOf(const std::vector<ProbeResult>& results);
 
 }  // namespace ccscope::diagnostics

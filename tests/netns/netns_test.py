@@ -767,6 +767,22 @@ def case_ifname(net, binary, world, host):
 TBF = ["tbf", "rate", "10mbit", "burst", "32kbit", "latency", "50ms"]
 
 
+def throttle_pair(net, a, b):
+    """tbf only for traffic between hosts a and b, the other pairs at full speed."""
+    for x, y in ((a, b), (b, a)):
+        # htb without a default class: unclassified traffic leaves unshaped (direct queue);
+        # traffic to the peer goes through class 1:20 and the tbf below it.
+        net.host_cmd(x, ["tc", "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb"],
+                     undo=["tc", "qdisc", "del", "dev", "eth0", "root"])
+        net.host_cmd(x, ["tc", "class", "add", "dev", "eth0", "parent", "1:", "classid", "1:20",
+                         "htb", "rate", "10gbit"])
+        net.host_cmd(x, ["tc", "qdisc", "add", "dev", "eth0", "parent", "1:20", "handle", "20:",
+                         *TBF])
+        net.host_cmd(x, ["tc", "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip",
+                         "prio", "1", "u32", "match", "ip", "dst", f"{net.ips[y]}/32",
+                         "flowid", "1:20"])
+
+
 def case_throttle(net, binary, world, a, b=None):
     """A slow link, not a hang. `throttle W H`: `tc qdisc add dev <veth> root tbf rate 10mbit
     burst 32kbit latency 50ms` on both ends of host H's veth (H's own link: every pair through H
@@ -785,18 +801,7 @@ def case_throttle(net, binary, world, a, b=None):
                         every_link=True)
     else:
         b = int(b)
-        for x, y in ((a, b), (b, a)):
-            # htb without a default class: unclassified traffic leaves unshaped (direct queue);
-            # traffic to the peer goes through class 1:20 and the tbf below it.
-            net.host_cmd(x, ["tc", "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb"],
-                         undo=["tc", "qdisc", "del", "dev", "eth0", "root"])
-            net.host_cmd(x, ["tc", "class", "add", "dev", "eth0", "parent", "1:", "classid", "1:20",
-                             "htb", "rate", "10gbit"])
-            net.host_cmd(x, ["tc", "qdisc", "add", "dev", "eth0", "parent", "1:20", "handle", "20:",
-                             *TBF])
-            net.host_cmd(x, ["tc", "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip",
-                             "prio", "1", "u32", "match", "ip", "dst", f"{net.ips[y]}/32",
-                             "flowid", "1:20"])
+        throttle_pair(net, a, b)
         what = f"link {net.hosts[a]} <-> {net.hosts[b]} throttled to 10mbit, {world} ranks"
         expect = Expect(net, "host-network", ranks_on(a, world) + ranks_on(b, world), [a, b],
                         link_hosts=[a, b])
@@ -822,7 +827,8 @@ def diagnose_argv(binary, json_path, extra=()):
     return [binary, "diagnose", "--timeout", f"{TIMEOUT_S}s", "--json", json_path, *extra]
 
 
-def run_diagnose(net, binary, world, expect, what, want_rc, extra=(), per_rank_args=None):
+def run_diagnose(net, binary, world, expect, what, want_rc, extra=(), per_rank_args=None,
+                 rank0_text=None):
     js = os.path.join(net.workdir, "diagnose.json")
     job = Job(net, world, diagnose_argv(binary, js, extra), per_rank_args=per_rank_args,
               label="diag").start()
@@ -836,6 +842,8 @@ def run_diagnose(net, binary, world, expect, what, want_rc, extra=(), per_rank_a
     rcs = [p.p.returncode for p in job.procs]
     wall = time.monotonic() - t0
     text = job.procs[0].stdout() + job.procs[0].stderr()
+    if rank0_text is not None:
+        rank0_text.append(text)
     layer = re.search(r"layer ([\w-]+)", text)
     cul = CULPRIT_RE.search(text)
     log(f"{what}: exit codes {rcs} in {wall:.1f} s; rank 0 says: "
@@ -922,7 +930,27 @@ def case_diagnose_drop(net, binary, world, a, b):
     report(what, expect, [], problems, net)
 
 
+def case_diagnose_hop(net, binary, world, a, b):
+    """The link between ring-adjacent hosts a and b throttled (tc tbf 10mbit): the allreduce
+    runs slow, the ring is bisected, and the hop a -> b is named with the link between them
+    (the pair probe already names the link: the verdict is host-network either way)."""
+    world, a, b = int(world), int(a), int(b)
+    throttle_pair(net, a, b)
+    expect = Expect(net, "host-network", ranks_on(a, world) + ranks_on(b, world), [a, b],
+                    link_hosts=[a, b])
+    what = f"diagnose, link {net.hosts[a]} <-> {net.hosts[b]} throttled, ring hops"
+    text = []
+    problems = run_diagnose(net, binary, world, expect, what, want_rc=1, rank0_text=text)
+    hop = next((ln for ln in (text[0] if text else "").splitlines()
+                if re.match(r"(PASS|FAIL|SKIP) +[\w-]+ +ring hops over tcp", ln)), "")
+    log(f"{what}: {hop}")
+    if not (hop.startswith("FAIL host-network") and net.hosts[a] in hop and net.hosts[b] in hop):
+        problems.append(f"{what}: the ring-hop line does not fail naming both hosts: {hop!r}")
+    report(what, expect, [], problems, net)
+
+
 CASES = {
+    "diagnose_hop": case_diagnose_hop,                # WORLD HOST_A HOST_B (ring-adjacent)
     "healthy": case_healthy,                  # WORLD RUNS
     "kill": case_kill,                        # WORLD VICTIM_RANK
     "stop": case_stop,                        # WORLD VICTIM_RANK
