@@ -163,12 +163,13 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
     if (recording) (*backend)->setFlightRecorder(&recorder);
     if (cfg.algorithms.size() > 1) sink.onSection("algorithm: " + algo);
     if (std::string note = (*backend)->setupNote(); !note.empty()) sink.onSection(note);
+    // Only our executor says whom it waits on (MPI's calls are opaque). The sampler also ticks
+    // the data path's bookkeeping clock, recorder on or off.
     std::optional<bench::WaitSampler> sampler;
-    // Only our executor says whom it waits on; MPI's calls are opaque.
-    if (recording && transport && info.size > 1) sampler.emplace(recorder, info.rank, info.size);
+    if (transport && info.size > 1) sampler.emplace(recording ? &recorder : nullptr, info.rank, info.size);
     auto summary = bench::runSweep(cfg, **backend, sink);
     if (!summary) return fail(summary.status());
-    if (sampler) {
+    if (sampler && recording) {
       std::vector<int64_t> flat = sampler->stop().flatten();
       if (Status s = (*backend)->sumInts(flat, Deadline::afterSeconds(cfg.timeout_s)); !s.isOk())
         return fail(s.prepend("gathering the wait profile"));

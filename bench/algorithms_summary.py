@@ -25,6 +25,7 @@ def human(b):
 def load(directory):
     rows = collections.defaultdict(list)  # (tag, np, bytes, algo) -> [(time, busbw, p50)]
     calib = []
+    pick_votes = collections.defaultdict(collections.Counter)  # (tag, np, bytes) -> algorithm
     for f in sorted(pathlib.Path(directory).glob("*.jsonl")):
         tag, variant, np_part = f.name.split(".")[:3]
         ranks = int(np_part[2:])
@@ -42,14 +43,17 @@ def load(directory):
             m = re.search(r"calibrated in ([0-9.]+) s", note)
             if m:
                 calib.append((float(m.group(1)), ranks))
+            if algo == "auto":
+                pick_votes[(tag, ranks, r["bytes"])][r["algorithm"]] += 1
             rows[(tag, ranks, r["bytes"], algo)].append(
                 (r["time_us"], r["busbw_gbps"], r["lat_us"]["p50"]))
     med = {k: tuple(statistics.median(x[i] for x in v) for i in range(3)) for k, v in rows.items()}
-    return med, calib
+    picks = {k: v.most_common(1)[0][0] for k, v in pick_votes.items()}
+    return med, calib, picks
 
 
 def main():
-    med, calib = load(sys.argv[1])
+    med, calib, picks = load(sys.argv[1])
     missed = []
     tags = sorted({k[0] for k in med})
     nps = sorted({k[1] for k in med})
@@ -75,9 +79,10 @@ def main():
             if not sizes:
                 continue
             algos = sorted({k[3] for k in med if k[0] == tag and k[1] == n} - {"auto", "mpi"})
-            print(f"\n## {tag}, np={n}: busbw GB/s (median of runs); auto/best is a time ratio")
+            print(f"\n## {tag}, np={n}: busbw GB/s (median of runs); auto/best is a time ratio, "
+                  f"pick/best the same for the algorithm auto picked, timed in its own rows")
             print(f"{'size':>7} " + " ".join(f"{a[:12]:>12}" for a in algos) +
-                  f" {'auto':>8} {'Open MPI':>9} {'auto/best':>9} {'auto/MPI':>8}")
+                  f" {'auto':>8} {'Open MPI':>9} {'auto/best':>9} {'pick/best':>9} {'auto/MPI':>8}")
             for s in sizes:
                 get = lambda a: med.get((tag, n, s, a))
                 ours = {a: get(a) for a in algos if get(a)}
@@ -89,11 +94,16 @@ def main():
                 if auto and ours:
                     best = min(ours, key=lambda a: ours[a][0])
                     slack = auto[0] / ours[best][0]
+                    pick = picks.get((tag, n, s))
+                    pick_slack = ours[pick][0] / ours[best][0] if pick in ours else None
                     line += f" {slack:9.2f}"
+                    line += f" {pick_slack:9.2f}" if pick_slack else f" {'-':>9}"
                     if slack > AUTO_SLACK:
-                        missed.append(f"{tag} np {n} {human(s)}: auto {slack:.2f}x the time of {best}")
+                        missed.append(f"{tag} np {n} {human(s)}: auto {slack:.2f}x the time of "
+                                      f"{best} (auto picked {pick}: "
+                                      f"{pick_slack if pick_slack else float('nan'):.2f}x)")
                 else:
-                    line += f" {'-':>9}"
+                    line += f" {'-':>9} {'-':>9}"
                 if auto and mpi and mpi[1] > 0 and tag == coll:
                     r = auto[1] / mpi[1]
                     line += f" {r:8.2f}"

@@ -12,7 +12,6 @@ out=$(mktemp -d /tmp/ccscope-algos.XXXXXX)
 mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader)
 # collective, sizes (-b -e -f), timed and warm-up iterations
 plan=(
-  "allreduce     8   8   2 2000 200"   # latency: many iterations for a stable p50
   "allreduce     16  64M 4 5    1"
   "alltoall      64K 64M 4 5    1"
   "allgather     1M  64M 4 5    1"
@@ -29,6 +28,17 @@ for run in $(seq 1 "$runs"); do
       "${mpirun[@]}" -np "$np" "$bin" "${args[@]}" --transport mpi \
         --json "$out/$tag.mpi.np$np.run$run.jsonl" >/dev/null
     done
+  done
+done
+# 8 B latency: short runs, ours and Open MPI's alternating LAT_RUNS times, so that the slow
+# and fast phases of a shared VM fall on both sides alike.
+for run in $(seq 1 "${LAT_RUNS:-7}"); do
+  for np in $nps; do
+    args=(bench allreduce -b 8 -e 8 -n 10000 -w 1000 -c 0 --timeout 600s)
+    "$bin" "${args[@]}" --np "$np" --transport shm --algo all,auto \
+      --json "$out/allreduce-lat.ours.np$np.run$run.jsonl" >/dev/null
+    "${mpirun[@]}" -np "$np" "$bin" "${args[@]}" --transport mpi \
+      --json "$out/allreduce-lat.mpi.np$np.run$run.jsonl" >/dev/null
   done
 done
 echo "raw results: $out"

@@ -1,31 +1,48 @@
 #!/usr/bin/env bash
-# What the flight recorder costs: the same allreduce sweep with recording on and off, alternating
-# in one invocation, RUNS times each; prints the median time per size and the on/off ratio.
-# Usage: bench/flight_overhead.sh [RUNS=5] [NP=2]
+# What the flight recorder costs (with the straggler sampler that reads it): the same allreduce
+# with recording on and off, back to back, RUNS pairs; the ratio on/off is taken per pair (the
+# two halves of a pair see the same phase of a noisy shared VM) and its median printed per size.
+# Small sizes: ring and recursive doubling, many iterations; large sizes: ring.
+# Usage: bench/flight_overhead.sh [RUNS=9] [NP=2]
 set -euo pipefail
-runs=${1:-5}; np=${2:-2}
+runs=${1:-9}; np=${2:-2}
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${BUILD:-$root/build}/app/ccscope
+cost=${BUILD:-$root/build}/bench/ccscope-flight-cost
 out=$(mktemp -d /tmp/ccscope-flight.XXXXXX)
-args=(bench allreduce --np "$np" -b 8 -e 16M -f 4 -n 200 -w 20 -c 0)
+small=(bench allreduce --np "$np" -b 8 -e 1K -f 8 -n 20000 -w 2000 -c 0 --algo ring,recursive_doubling)
+large=(bench allreduce --np "$np" -b 1M -e 16M -f 4 -n 40 -w 4 -c 0)
 for run in $(seq 1 "$runs"); do
-  CCSCOPE_FLIGHT_RECORDER=1 "$bin" "${args[@]}" --json "$out/on.$run.jsonl" >/dev/null
-  CCSCOPE_FLIGHT_RECORDER=0 "$bin" "${args[@]}" --json "$out/off.$run.jsonl" >/dev/null
+  for part in small large; do
+    if [ "$part" = small ]; then args=("${small[@]}"); else args=("${large[@]}"); fi
+    for mode in on off; do
+      flag=1; [ "$mode" = off ] && flag=0
+      CCSCOPE_FLIGHT_RECORDER=$flag "$bin" "${args[@]}" --json "$out/$mode.$part.$run.jsonl" >/dev/null
+    done
+  done
 done
+echo "raw results: $out"
 python3 - "$out" <<'PY'
-import json, pathlib, statistics, sys, collections
-d = collections.defaultdict(list)
+import collections, json, pathlib, statistics, sys
+d = collections.defaultdict(dict)  # (algo, bytes) -> {(mode, run): (mean, p50)}
 for f in pathlib.Path(sys.argv[1]).glob("*.jsonl"):
-    mode = f.name.split(".")[0]
+    mode, _, run = f.name.split(".")[:3]
     for line in f.read_text().splitlines():
         r = json.loads(line)
         if r.get("type") == "result" and not r["in_place"]:
-            d[(mode, r["bytes"])].append((r["time_us"], r["lat_us"]["p50"]))
-sizes = sorted({b for _, b in d})
-print(f"{'size':>10} {'on mean':>9} {'off mean':>9} {'ratio':>6} | {'on p50':>8} {'off p50':>8} {'ratio':>6}")
-for b in sizes:
-    on, off = d[("on", b)], d[("off", b)]
-    m_on, m_off = statistics.median(x[0] for x in on), statistics.median(x[0] for x in off)
-    p_on, p_off = statistics.median(x[1] for x in on), statistics.median(x[1] for x in off)
-    print(f"{b:>10} {m_on:9.2f} {m_off:9.2f} {m_on / m_off:6.3f} | {p_on:8.2f} {p_off:8.2f} {p_on / p_off:6.3f}")
+            d[(r["algorithm"], r["bytes"])][(mode, run)] = (r["time_us"], r["lat_us"]["p50"])
+print(f"{'algorithm':>18} {'size':>9} {'on p50':>8} {'off p50':>8} | median of per-pair on/off: "
+      f"{'mean':>6} {'p50':>6}  (pairs)")
+for (algo, b), v in sorted(d.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+    runs = sorted({run for _, run in v})
+    pairs = [(v[("on", r)], v[("off", r)]) for r in runs if ("on", r) in v and ("off", r) in v]
+    if not pairs:
+        continue
+    mean_ratio = statistics.median(on[0] / off[0] for on, off in pairs)
+    p50_ratio = statistics.median(on[1] / off[1] for on, off in pairs)
+    on_p50 = statistics.median(on[1] for on, _ in pairs)
+    off_p50 = statistics.median(off[1] for _, off in pairs)
+    print(f"{algo:>18} {b:>9} {on_p50:8.2f} {off_p50:8.2f} | {'':>27}{mean_ratio:6.3f} "
+          f"{p50_ratio:6.3f}  ({len(pairs)})")
 PY
+"$cost"

@@ -79,9 +79,10 @@ json toJson(const WaitProfile& p, const StragglerVerdict& v, const std::string& 
   return j;
 }
 
-WaitSampler::WaitSampler(const core::FlightRecorder& rec, int rank, int ranks,
+WaitSampler::WaitSampler(const core::FlightRecorder* rec, int rank, int ranks,
                          std::chrono::microseconds period)
     : rec_(rec), rank_(rank), period_(period), mine_(ranks) {
+  core::TickClock::tick();
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -92,9 +93,11 @@ void WaitSampler::loop() {
     // Descheduled for longer than a period: skip the missed samples rather than burst them.
     if (auto now = std::chrono::steady_clock::now(); next < now) next = now + period_;
     std::this_thread::sleep_until(next);
-    const uint64_t seq = rec_.latestSeq();
+    core::TickClock::tick();
+    if (!rec_) continue;
+    const uint64_t seq = rec_->latestSeq();
     if (seq == 0) continue;
-    const core::FlightEntry& e = rec_.entry(seq);
+    const core::FlightEntry& e = rec_->entry(seq);
     if (e.state.load(std::memory_order_acquire) != core::FlightState::kRunning) continue;
     if (std::strcmp(e.collective.load(std::memory_order_relaxed), "barrier") == 0) continue;
     ++mine_.running[rank_];
@@ -106,6 +109,7 @@ void WaitSampler::loop() {
 WaitProfile WaitSampler::stop() {
   stop_.store(true, std::memory_order_relaxed);
   if (thread_.joinable()) thread_.join();
+  core::TickClock::stop();
   return mine_;
 }
 

@@ -53,10 +53,11 @@ StragglerVerdict findStraggler(const WaitProfile& p);
 nlohmann::json toJson(const WaitProfile& p, const StragglerVerdict& v, const std::string& algorithm,
                       const std::vector<std::string>& hosts);
 
-// Samples `rec` every `period` on its own thread from construction to stop().
+// Samples `rec` every `period` on its own thread from construction to stop(), and ticks the
+// data path's TickClock meanwhile (with rec == nullptr it only ticks).
 class WaitSampler {
  public:
-  WaitSampler(const core::FlightRecorder& rec, int rank, int ranks,
+  WaitSampler(const core::FlightRecorder* rec, int rank, int ranks,
               std::chrono::microseconds period = std::chrono::milliseconds(5));
   ~WaitSampler() { stop(); }
   WaitSampler(const WaitSampler&) = delete;
@@ -66,7 +67,7 @@ class WaitSampler {
 
  private:
   void loop();
-  const core::FlightRecorder& rec_;
+  const core::FlightRecorder* rec_;
   int rank_;
   std::chrono::microseconds period_;
   std::atomic<bool> stop_{false};

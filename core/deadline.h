@@ -3,6 +3,7 @@
 
 #include <time.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 
@@ -24,6 +25,23 @@ inline int64_t coarseNowNs() {
   clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
+
+// The data path's bookkeeping clock (request and flight-recorder timestamps): while a thread of
+// the process ticks it (bench's wait sampler, every 5 ms), reading it is one relaxed load;
+// otherwise it is coarseNowNs(). Resolution a few milliseconds either way; never for deadlines
+// or measured latencies.
+class TickClock {
+ public:
+  static int64_t now() {
+    int64_t t = ticked_.load(std::memory_order_relaxed);
+    return t ? t : coarseNowNs();
+  }
+  static void tick() { ticked_.store(coarseNowNs(), std::memory_order_relaxed); }
+  static void stop() { ticked_.store(0, std::memory_order_relaxed); }
+
+ private:
+  static inline std::atomic<int64_t> ticked_{0};
+};
 
 class Deadline {
  public:

@@ -87,7 +87,7 @@ TEST(WaitSamplerTest, CountsBlockedSamplesOnThePeerTheEntryNames) {
   core::FlightRecorder rec;
   core::FlightEntry& e = rec.begin("allreduce", "ring", "float", 8, 4);
   e.waitingOn(1, 8, 0);
-  WaitSampler s(rec, 0, 2, std::chrono::microseconds(500));
+  WaitSampler s(&rec, 0, 2, std::chrono::microseconds(500));
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   e.doneWaiting();
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
@@ -98,6 +98,28 @@ TEST(WaitSamplerTest, CountsBlockedSamplesOnThePeerTheEntryNames) {
   EXPECT_GT(p.running[0], p.waited_on[0][1]);  // some samples while running but not waiting
   EXPECT_EQ(p.running[1], 0);                   // only this rank's row
   EXPECT_EQ(p.waited_on[0][0], 0);
+}
+
+}  // namespace
+}  // namespace ccscope::bench
+
+namespace ccscope::bench {
+namespace {
+
+TEST(WaitSamplerTest, TicksTheBookkeepingClockOnlyWhileRunning) {
+  using namespace std::chrono_literals;
+  constexpr int64_t kSlackNs = 50'000'000;  // a descheduled ticker on a busy 2-core machine
+  WaitSampler s(nullptr, 0, 2, std::chrono::microseconds(1000));
+  std::this_thread::sleep_for(20ms);
+  const int64_t a = core::TickClock::now();
+  EXPECT_LE(std::abs(a - core::nowNs()), kSlackNs);
+  std::this_thread::sleep_for(30ms);
+  EXPECT_GT(core::TickClock::now(), a);
+  WaitProfile p = s.stop();
+  EXPECT_EQ(p.running[0], 0);  // no recorder: nothing sampled
+  // Stopped: the clock reads the kernel again instead of a frozen tick.
+  std::this_thread::sleep_for(30ms);
+  EXPECT_LE(std::abs(core::TickClock::now() - core::nowNs()), 10'000'000);
 }
 
 }  // namespace

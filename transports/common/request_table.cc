@@ -34,20 +34,20 @@ core::Result<Request> RequestTable::open(Dir dir, int peer, uint32_t tag, char* 
   r.buf = buf;
   r.len = len;
   r.seq = next_seq_++;
-  r.posted_ns = r.last_progress_ns = core::coarseNowNs();
+  r.posted_ns = r.last_progress_ns = core::TickClock::now();
   return Request{i, gen};
 }
 
 void RequestTable::addBytes(uint32_t slot, size_t n) {
   RequestRecord& r = recs_[slot];
   r.bytes += n;
-  r.last_progress_ns = last_progress_ns_ = core::coarseNowNs();
+  r.last_progress_ns = last_progress_ns_ = core::TickClock::now();
 }
 
 void RequestTable::complete(uint32_t slot) {
   RequestRecord& r = recs_[slot];
   r.state = ReqState::kDone;
-  r.done_ns = r.last_progress_ns = last_progress_ns_ = core::coarseNowNs();
+  r.done_ns = r.last_progress_ns = last_progress_ns_ = core::TickClock::now();
 }
 
 void RequestTable::fail(uint32_t slot, Status s) {
