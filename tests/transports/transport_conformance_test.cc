@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
+#include <iterator>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/transports/rank_runner.h"
@@ -376,6 +379,60 @@ TEST_P(TransportConformanceTest, PeerKilledMidTransferGivesPeerClosed) {
   o.killed_rank = 1;
   o.final_barrier = false;
   std::string report = conformance::runRanks(o, peerDeathBody);
+  EXPECT_TRUE(report.empty()) << report;
+}
+
+// Rank 1 sends a few messages and exits as soon as its sends complete (as a rank does after its
+// last collective). Rank 0 meanwhile waits for rank 2, which answers only 1.5 s later: rank 0
+// notices rank 1's exit while blocked, and only then posts its receives from rank 1. What rank 1
+// sent arrives intact; only a receive for something never sent fails, promptly, peer-closed.
+int exitAfterSendBody(RankContext& c) {
+  constexpr size_t kSizes[] = {8, 4096, 40000};
+  Buffer buf(c.transport, 64 << 10);
+  Transport& t = c.transport;
+  if (c.rank == 1) {
+    size_t off = 0;
+    for (size_t i = 0; i < std::size(kSizes); ++i) {
+      conformance::fillPattern(buf.at(off), kSizes[i], 100 + i);
+      auto r = t.postSend(0, 0x40 + i, buf.mr, off, kSizes[i]);
+      RANK_CHECK(c, r.isOk(), r.status().toString());
+      Status s = t.wait(*r, Deadline::afterSeconds(10));
+      RANK_CHECK(c, s.isOk(), s.toString());
+      off += kSizes[i];
+    }
+    return 0;  // exits at once: no final barrier
+  }
+  if (c.rank == 2) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    auto r = t.postSend(0, 0x70, buf.mr, 0, 8);
+    Status s = r.isOk() ? t.wait(*r, Deadline::afterSeconds(10)) : r.status();
+    RANK_CHECK(c, s.isOk(), s.toString());
+    return 0;
+  }
+  auto late = t.postRecv(2, 0x70, buf.mr, 0, 8);
+  Status ls = late.isOk() ? t.wait(*late, Deadline::afterSeconds(10)) : late.status();
+  RANK_CHECK(c, ls.isOk(), ls.toString());
+  size_t off = 0;
+  for (size_t i = 0; i < std::size(kSizes); ++i) {
+    auto r = t.postRecv(1, 0x40 + i, buf.mr, off, kSizes[i]);
+    RANK_CHECK(c, r.isOk(), r.status().toString());
+    Status s = t.wait(*r, Deadline::afterSeconds(10));
+    RANK_CHECK(c, s.isOk(), fmt::format("message {} sent before the peer exited: {}", i, s.toString()));
+    RANK_CHECK(c, firstMismatch(buf.at(off), kSizes[i], 100 + i) < 0, "corrupted after exit");
+    off += kSizes[i];
+  }
+  int64_t t0 = core::nowNs();
+  auto never = t.postRecv(1, 0x50, buf.mr, 0, 8);
+  Status s = never.isOk() ? t.wait(*never, Deadline::afterSeconds(10)) : never.status();
+  RANK_CHECK(c, s.code() == Code::kPeerClosed, s.toString());
+  RANK_CHECK(c, core::nowNs() - t0 < 5'000'000'000, "peer exit noticed only after 5 s");
+  return 0;
+}
+
+TEST_P(TransportConformanceTest, MessagesSentBeforeAPeerExitsAreStillDelivered) {
+  RankRunOptions o = options(3);
+  o.final_barrier = false;
+  std::string report = conformance::runRanks(o, exitAfterSendBody);
   EXPECT_TRUE(report.empty()) << report;
 }
 

@@ -310,10 +310,27 @@ void ShmTransport::checkPeers() {
     } else {
       gone = kill(peer.pid, 0) != 0 && errno == ESRCH;
     }
-    if (gone)
-      failPeer(p, Status(Code::kPeerClosed,
-                         fmt::format("rank {} (pid {}) exited or was killed", p, peer.pid))
-                      .withLayer(Layer::kApplication));
+    if (!gone) continue;
+    // What a peer published before it exited is still in our ring and is still delivered: a
+    // rank may finish its last collective and exit before we consume its last message. Only
+    // what can never come fails: its part of our sends at once, our receives once the ring is
+    // drained (and then every later post to it, through failPeer).
+    Status closed = Status(Code::kPeerClosed,
+                           fmt::format("rank {} (pid {}) exited or was killed", p, peer.pid))
+                        .withLayer(Layer::kApplication);
+    progressRecvs(p);
+    if (!table_->peerError(p).isOk()) continue;  // the drain itself failed the peer
+    if (own_.ring(p)->head.load(std::memory_order_acquire) == peer.tail) {
+      failPeer(p, closed);
+      continue;
+    }
+    for (FixedQueue* q : {&peer.sends, &peer.remote_inflight})
+      while (!q->empty()) {
+        table_->fail(q->front(), closed.withPeer(p));
+        q->pop();
+        ++events_;
+      }
+    peer.send_off = 0;
   }
 }
 
