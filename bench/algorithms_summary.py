@@ -2,7 +2,7 @@
 """Summarises bench/compare_algorithms.sh: medians over runs per (collective, ranks, size,
 algorithm), and the goals of issue #3 checked against them. Usage: algorithms_summary.py DIR
 
-File names: <tag>.<ours|mpi>.np<N>.run<K>.jsonl, tag = collective or <collective>-lat.
+File names: <tag>.<ours|mpi>.np<N>.run<K>[-<first size>].jsonl, tag = collective or <collective>-lat.
 Rows whose note starts with "auto picked" are `--algo auto`'s."""
 import collections
 import json

@@ -10,23 +10,26 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${BUILD:-$root/build}/app/ccscope
 out=$(mktemp -d /tmp/ccscope-algos.XXXXXX)
 mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader)
-# collective, sizes (-b -e -f), timed and warm-up iterations
+# collective, sizes (-b -e -f), timed and warm-up iterations: many iterations where one takes
+# microseconds (a handful would measure wake-ups, not the algorithm), few where it takes ms.
 plan=(
-  "allreduce     16  64M 4 5    1"
-  "alltoall      64K 64M 4 5    1"
-  "allgather     1M  64M 4 5    1"
-  "reducescatter 1M  64M 4 5    1"
+  "allreduce     16   64K 4 200 20"
+  "allreduce     256K 64M 4 5   1"
+  "alltoall      64K  256K 4 50 5"
+  "alltoall      1M   64M 4 5   1"
+  "allgather     1M   64M 4 5   1"
+  "reducescatter 1M   64M 4 5   1"
 )
 for run in $(seq 1 "$runs"); do
   for np in $nps; do
     for line in "${plan[@]}"; do
       read -r coll b e f n w <<<"$line"
-      tag=$coll; [ "$b" = "$e" ] && tag=$coll-lat
+      tag=$coll
       args=(bench "$coll" -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" -c 0 --timeout 600s)
       "$bin" "${args[@]}" --np "$np" --transport shm --algo all,auto \
-        --json "$out/$tag.ours.np$np.run$run.jsonl" >/dev/null
+        --json "$out/$tag.ours.np$np.run$run-$b.jsonl" >/dev/null
       "${mpirun[@]}" -np "$np" "$bin" "${args[@]}" --transport mpi \
-        --json "$out/$tag.mpi.np$np.run$run.jsonl" >/dev/null
+        --json "$out/$tag.mpi.np$np.run$run-$b.jsonl" >/dev/null
     done
   done
 done

@@ -1,7 +1,8 @@
 // What one operation costs the flight recorder, measured alone (the end-to-end on/off comparison
 // of bench/flight_overhead.sh cannot resolve a few nanoseconds on a noisy shared VM): the calls
-// the executor makes for an 8 B recursive-doubling allreduce on 2 ranks (begin, one wait, two
-// completions, end), with the bookkeeping clock ticking as it does in `bench` and without.
+// the executor makes for an 8 B recursive-doubling allreduce on 2 ranks (begin, one blocking
+// wait: whom it waits on, done waiting, progress; end), with the bookkeeping clock ticking as it
+// does in `bench` and without.
 // Usage: ccscope-flight-cost [OPERATIONS=10000000]
 #include <chrono>
 #include <cstdio>
@@ -18,8 +19,7 @@ double nsPerOp(long n) {
     ccscope::core::FlightEntry& e = rec.begin("allreduce", "recursive_doubling", "float", 8, 4);
     e.waitingOn(1, 8, 0);
     e.doneWaiting();
-    e.progress(3, i);
-    e.progress(4, i);
+    e.progress(4, ccscope::core::TickClock::now());
     ccscope::core::FlightRecorder::end(e, true);
   }
   auto t1 = std::chrono::steady_clock::now();

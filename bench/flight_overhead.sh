@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What the flight recorder costs (with the straggler sampler that reads it): the same allreduce
-# with recording on and off, back to back, RUNS pairs; the ratio on/off is taken per pair (the
-# two halves of a pair see the same phase of a noisy shared VM) and its median printed per size.
+# with recording on and off, back to back (alternating which goes first), RUNS pairs; the ratio
+# on/off is taken per pair (the two halves of a pair see the same phase of a noisy shared VM)
+# and its median printed per size.
 # Small sizes: ring and recursive doubling, many iterations; large sizes: ring.
 # Usage: bench/flight_overhead.sh [RUNS=9] [NP=2]
 set -euo pipefail
@@ -15,7 +16,8 @@ large=(bench allreduce --np "$np" -b 1M -e 16M -f 4 -n 40 -w 4 -c 0)
 for run in $(seq 1 "$runs"); do
   for part in small large; do
     if [ "$part" = small ]; then args=("${small[@]}"); else args=("${large[@]}"); fi
-    for mode in on off; do
+    modes="on off"; [ $((run % 2)) -eq 0 ] && modes="off on"  # neither side always goes first
+    for mode in $modes; do
       flag=1; [ "$mode" = off ] && flag=0
       CCSCOPE_FLIGHT_RECORDER=$flag "$bin" "${args[@]}" --json "$out/$mode.$part.$run.jsonl" >/dev/null
     done

@@ -146,10 +146,8 @@ Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadli
     }
     if (Status s = t.waitAny(outstanding_, deadline); !s.isOk())  // formats only on failure
       return s.prepend(fmt::format("collective #{} step {} of {}", calls_, done_, ops.size()));
-    if (fe) fe->doneWaiting();  // a failed wait keeps its peer: the hang report names it
     for (size_t i = 0; i < outstanding_.size();) {
       if (!t.requests().finished(outstanding_[i])) { ++i; continue; }
-      if (fe) fe->progress(done_ + 1, t.requests().at(outstanding_[i]).last_progress_ns);
       Status s = t.requests().release(outstanding_[i]);
       uint32_t op = outstanding_op_[i];
       outstanding_[i] = outstanding_.back();
@@ -158,6 +156,10 @@ Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadli
       outstanding_op_.pop_back();
       if (!s.isOk()) return s;
       markDone(op);
+    }
+    if (fe) {  // once per wait, not per request: a failed wait keeps its peer for the report
+      fe->doneWaiting();
+      fe->progress(done_, core::TickClock::now());
     }
   }
   CCSCOPE_CHECK(done_ == ops.size(), "schedule has a dependency cycle");
