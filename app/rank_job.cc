@@ -169,14 +169,16 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
     if (transport && info.size > 1) sampler.emplace(recording ? &recorder : nullptr, info.rank, info.size);
     auto summary = bench::runSweep(cfg, **backend, sink);
     if (!summary) return fail(summary.status());
-    if (sampler && recording) {
+    // Every rank with a sampler takes part (a rank whose recorder is off adds zeros), so ranks
+    // that disagree on CCSCOPE_FLIGHT_RECORDER still run the same collectives.
+    if (sampler) {
       std::vector<int64_t> flat = sampler->stop().flatten();
       if (Status s = (*backend)->sumInts(flat, Deadline::afterSeconds(cfg.timeout_s)); !s.isOk())
         return fail(s.prepend("gathering the wait profile"));
       bench::WaitProfile waits = bench::WaitProfile::unflatten(info.size, flat);
       bench::StragglerVerdict v = bench::findStraggler(waits);
-      if (json) json->write(bench::toJson(waits, v, algo, *hosts));
-      if (v.rank >= 0) sink.onSection(fmt::format("{} ({})", v.text, (*hosts)[v.rank]));
+      if (recording && json) json->write(bench::toJson(waits, v, algo, *hosts));
+      if (recording && v.rank >= 0) sink.onSection(fmt::format("{} ({})", v.text, (*hosts)[v.rank]));
     }
     total.rows += summary->rows;
     total.wrong_total += summary->wrong_total;

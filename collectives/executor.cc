@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -69,7 +70,6 @@ void Executor::markDone(uint32_t op) {
 void Executor::corruptFirstElement(char* dst) {
   // Flip the lowest bit of the element's low byte: wrong in every dtype, exact checks see it.
   dst[0] = static_cast<char>(dst[0] ^ 1);
-  corrupt_ = false;
 }
 
 void Executor::runLocal(const Buffers& bufs, uint32_t op) {
@@ -114,6 +114,7 @@ Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadli
                      core::FlightEntry* fe) {
   CCSCOPE_CHECK(sched_ != nullptr, "Executor::run before prepare");
   const auto& ops = sched_->ops;
+  const bool corrupt = std::exchange(corrupt_, false);  // this run only, whatever happens
   ++calls_;
   done_ = 0;
   std::fill(ready_.begin(), ready_.end(), 0);
@@ -163,7 +164,7 @@ Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadli
     }
   }
   CCSCOPE_CHECK(done_ == ops.size(), "schedule has a dependency cycle");
-  if (corrupt_ && corrupt_op_ != UINT32_MAX) corruptFirstElement(addr(bufs, ops[corrupt_op_].dst));
+  if (corrupt && corrupt_op_ != UINT32_MAX) corruptFirstElement(addr(bufs, ops[corrupt_op_].dst));
   return Status::ok();
 }
 

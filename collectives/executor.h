@@ -32,8 +32,8 @@ class Executor {
   core::Status run(transports::Transport& t, const Buffers& bufs, core::Deadline deadline,
                    core::FlightEntry* fe = nullptr);
   size_t opCount() const { return sched_ ? sched_->ops.size() : 0; }
-  // Test-only fault injection: flip one bit of the last value this rank computes in the next
-  // run (the final reduction of the chunk it owns), so every rank receives the wrong element.
+  // Test-only fault injection: after the next run, flip the low bit of the first element of an
+  // op that wrote this rank's output, so this rank's result is wrong (exact checks must see it).
   void corruptNextResult() { corrupt_ = true; }
 
  private:

@@ -70,6 +70,7 @@ struct Peer {
   uint64_t head = 0;       // our cached head of the ring we publish into
   uint64_t tail = 0;       // our cached tail of the ring we consume (peer -> self)
   bool recv_started = false;
+  bool gone = false;  // exited; its ring may still hold messages for us (checkPeers)
 };
 
 class ShmTransport final : public Transport {
@@ -109,6 +110,7 @@ class ShmTransport final : public Transport {
   void progressSends(int p);
   void progressRecvs(int p);
   void checkPeers();
+  void failSends(int p);  // of a peer that exited: they can never complete
   void failPeer(int p, Status s) {
     ++events_;
     table_->failPeer(p, s.withPeer(p));
@@ -191,6 +193,10 @@ Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
 void ShmTransport::progressSends(int p) {
   Peer& peer = peers_[p];
   if (peer.sends.empty() && peer.remote_inflight.empty()) return;
+  if (peer.gone) {  // nobody will ever take them
+    failSends(p);
+    return;
+  }
   Ring* ring = peer.seg.ring(rank_);
   uint64_t tail = ring->tail.load(std::memory_order_acquire);
   bool published = false;
@@ -324,17 +330,28 @@ void ShmTransport::checkPeers() {
       failPeer(p, closed);
       continue;
     }
-    for (FixedQueue* q : {&peer.sends, &peer.remote_inflight})
-      while (!q->empty()) {
-        table_->fail(q->front(), closed.withPeer(p));
-        q->pop();
-        ++events_;
-      }
-    peer.send_off = 0;
+    peer.gone = true;
+    failSends(p);
   }
 }
 
+void ShmTransport::failSends(int p) {
+  Peer& peer = peers_[p];
+  Status closed = Status(Code::kPeerClosed,
+                         fmt::format("rank {} (pid {}) exited or was killed", p, peer.pid))
+                      .withLayer(Layer::kApplication)
+                      .withPeer(p);
+  for (FixedQueue* q : {&peer.sends, &peer.remote_inflight})
+    while (!q->empty()) {
+      table_->fail(q->front(), closed);
+      q->pop();
+      ++events_;
+    }
+  peer.send_off = 0;
+}
+
 void ShmTransport::blockFor(int64_t max_ns) {
+  const uint64_t before = events_;  // the liveness check below may finish what is waited on
   int64_t now = core::nowNs();
   if (now >= next_liveness_check_ns_) {
     checkPeers();
@@ -346,7 +363,6 @@ void ShmTransport::blockFor(int64_t max_ns) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   // Peers ring the doorbell only while `sleeping` is set: one more poll catches whatever they
   // published before they could see it (and reloads seen_doorbell_ for the futex).
-  const uint64_t before = events_;
   progress().ignore();
   if (events_ == before) {
     timespec ts{static_cast<time_t>(max_ns / 1000000000), static_cast<long>(max_ns % 1000000000)};
