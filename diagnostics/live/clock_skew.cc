@@ -56,15 +56,6 @@ Status exchangeWith(ClockIo& io, int peer, const ProbeOptions& o, std::vector<Cl
   return Status::ok();
 }
 
-std::string who(int r, const std::vector<std::string>& hosts) {
-  return fmt::format("rank {} ({})", r,
-                     r >= 0 && r < static_cast<int>(hosts.size()) ? hosts[r] : "?");
-}
-
-const std::string& hostOf(int r, const std::vector<std::string>& hosts) {
-  static const std::string unknown = "?";
-  return r >= 0 && r < static_cast<int>(hosts.size()) ? hosts[r] : unknown;
-}
 
 // Every rank on every host other than rank 0's is off by more than the bound, the same way, and
 // there are at least two such hosts: rank 0's clock is the one that is wrong.
@@ -96,7 +87,7 @@ void blameSkew(ProbeResult& r, const std::vector<const PeerClock*>& over,
       "and "
       "reachable), then rerun ccscope diagnose.";
   for (const PeerClock* p : over)
-    r.evidence.push_back(fmt::format("{}: clock {} ± {} from rank 0's ({})", who(p->rank, hosts),
+    r.evidence.push_back(fmt::format("{}: clock {} ± {} from rank 0's ({})", rankLabel(p->rank, hosts),
                                      formatOffset(p->offset.offset_ns),
                                      formatOffset(p->offset.uncertainty_ns).substr(1),
                                      hostOf(0, hosts)));
@@ -104,7 +95,7 @@ void blameSkew(ProbeResult& r, const std::vector<const PeerClock*>& over,
     r.culprit.ranks.push_back(0);
     r.culprit.hosts.push_back(hostOf(0, hosts));
     r.detail = fmt::format("the clock of {} differs from every other host's by more than {} s",
-                           who(0, hosts), max_skew_s);
+                           rankLabel(0, hosts), max_skew_s);
     return;
   }
   const PeerClock* worst = over.front();
@@ -114,7 +105,7 @@ void blameSkew(ProbeResult& r, const std::vector<const PeerClock*>& over,
     if (std::llabs(p->offset.offset_ns) > std::llabs(worst->offset.offset_ns)) worst = p;
   }
   r.detail = fmt::format("the clock of {} is {} {} rank 0's, more than the {} s allowed",
-                         who(worst->rank, hosts),
+                         rankLabel(worst->rank, hosts),
                          formatOffset(std::llabs(worst->offset.offset_ns)).substr(1),
                          worst->offset.offset_ns > 0 ? "ahead of" : "behind", max_skew_s);
 }
@@ -173,7 +164,7 @@ ProbeResult judgeClockSkew(const std::vector<PeerClock>& peers,
   }
   for (const PeerClock* p : silent)
     r.evidence.push_back(fmt::format("{} did not answer rank 0's clock exchange: {}",
-                                     who(p->rank, hosts),
+                                     rankLabel(p->rank, hosts),
                                      p->error.empty() ? "no usable sample" : p->error));
   if (r.outcome != ProbeOutcome::kPass) return r;
   if (!largest) {
@@ -183,7 +174,7 @@ ProbeResult judgeClockSkew(const std::vector<PeerClock>& peers,
   }
   r.detail =
       fmt::format("largest offset {} ± {}: {}; bound {} s", formatOffset(largest->offset.offset_ns),
-                  formatOffset(largest->offset.uncertainty_ns).substr(1), who(largest->rank, hosts),
+                  formatOffset(largest->offset.uncertainty_ns).substr(1), rankLabel(largest->rank, hosts),
                   max_skew_s);
   return r;
 }

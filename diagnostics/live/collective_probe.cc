@@ -20,15 +20,6 @@ namespace {
 constexpr int kHopRuns = 5;  // best of: a scheduling hiccup must not flag a healthy hop
 constexpr uint32_t kTagHop = 0x7201, kTagHopAck = 0x7202;
 
-std::string who(int r, const std::vector<std::string>& hosts) {
-  return fmt::format("rank {} ({})", r,
-                     r >= 0 && r < static_cast<int>(hosts.size()) ? hosts[r] : "?");
-}
-
-const std::string& hostOf(int r, const std::vector<std::string>& hosts) {
-  static const std::string unknown = "?";
-  return r >= 0 && r < static_cast<int>(hosts.size()) ? hosts[r] : unknown;
-}
 
 std::string rankList(const std::vector<int>& v) {
   std::string out;
@@ -40,26 +31,12 @@ double busGbps(int n, double seconds) {
   return seconds > 0 ? 2.0 * (n - 1) / n * kCollectiveProbeBytes / seconds / 1e9 : 0;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // The sender times a burst and the receiver's 8-byte ack, best of kHopRuns.
 Status timeHop(PairIo& io, int peer, bool sender, size_t bytes, double& best_s) {
   best_s = 1e30;
-  for (int k = 0; k < kHopRuns; ++k) {
-    int64_t t0 = core::nowNs();
-    if (sender) {
-      CCSCOPE_RETURN_IF_ERROR(io.send(peer, kTagHop, bytes));
-      CCSCOPE_RETURN_IF_ERROR(io.recv(peer, kTagHopAck, 8));
-    } else {
-      CCSCOPE_RETURN_IF_ERROR(io.recv(peer, kTagHop, bytes));
-      CCSCOPE_RETURN_IF_ERROR(io.send(peer, kTagHopAck, 8));
-    }
-    best_s = std::min(best_s, (core::nowNs() - t0) / 1e9);
-  }
+  for (int k = 0; k < kHopRuns; ++k)
+    CCSCOPE_RETURN_IF_ERROR(io.burst(peer, sender, kTagHop, kTagHopAck, bytes, best_s));
   return Status::ok();
 }
 
@@ -110,7 +87,7 @@ bool blameHops(const std::vector<Hop>& hops, const std::vector<std::string>& hos
                       h.gbps, med);
     if (issue.empty()) continue;
     std::string line =
-        fmt::format("ring hop {} -> {} {}", who(h.from, hosts), who(h.to, hosts), issue);
+        fmt::format("ring hop {} -> {} {}", rankLabel(h.from, hosts), rankLabel(h.to, hosts), issue);
     // The verdict line names a link between hosts before a fault inside one host.
     r.evidence.insert(crosses(h) && !cross_host_fault ? r.evidence.begin() : r.evidence.end(),
                       line);
@@ -167,7 +144,7 @@ ProbeResult judgeAllreduce(const std::vector<json>& per_rank, const std::string&
       if (skip_reason.empty()) skip_reason = j.value("skipped", std::string());
     } else if (!j.value("ok", false)) {
       failed.push_back(k);
-      r.evidence.push_back(fmt::format("{}: {}", who(k, hosts), j.value("detail", std::string())));
+      r.evidence.push_back(fmt::format("{}: {}", rankLabel(k, hosts), j.value("detail", std::string())));
     } else {
       slowest = std::max(slowest, j.value("seconds", 0.0));
     }
@@ -260,7 +237,7 @@ ProbeResult judgeRingHops(const std::vector<json>& per_rank, const std::vector<s
   std::vector<double> rates;
   for (const Hop& h : hops)
     if (h.measured && h.ok && h.gbps > 0) rates.push_back(h.gbps);
-  const double med = median(rates);
+  const double med = medianOf(rates);
   bool cross_host_fault = blameHops(hops, hosts, med, r);
   if (rates.empty() && r.evidence.empty()) {
     r.outcome = ProbeOutcome::kSkip;
@@ -273,7 +250,7 @@ ProbeResult judgeRingHops(const std::vector<json>& per_rank, const std::vector<s
     });
     r.detail = fmt::format(
         "{}, but every hop moves 1 MiB: median {:.3f} GB/s, slowest {:.3f} GB/s ({} -> {})", reason,
-        med, slowest->gbps, who(slowest->from, hosts), who(slowest->to, hosts));
+        med, slowest->gbps, rankLabel(slowest->from, hosts), rankLabel(slowest->to, hosts));
     return r;
   }
   r.outcome = ProbeOutcome::kFail;

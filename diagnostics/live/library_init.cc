@@ -120,7 +120,7 @@ ProbeResult judgeOneLibrary(const std::string& lib, const std::vector<json>& per
   for (size_t k = 0; k < per_rank.size(); ++k) {
     InitCheck c =
         initCheckFromJson(per_rank[k].is_object() ? per_rank[k].value(lib, json()) : json());
-    std::string who = fmt::format("rank {} ({})", k, k < hosts.size() ? hosts[k] : "?");
+    std::string who = rankLabel(static_cast<int>(k), hosts);
     if (c.outcome == ProbeOutcome::kFail) {
       r.culprit.ranks.push_back(static_cast<int>(k));
       if (k < hosts.size()) r.culprit.hosts.push_back(hosts[k]);

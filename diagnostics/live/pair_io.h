@@ -33,6 +33,22 @@ struct PairIo {
     CCSCOPE_ASSIGN_OR_RETURN(auto r, t.postRecv(peer, tag, mr, 0, len));
     return finish(r);
   }
+  // One timed burst of `len` bytes from the sender, acknowledged with 8 bytes; both sides time
+  // it, and `best_s` keeps the fastest of the calls so far.
+  core::Status burst(int peer, bool sender, uint32_t tag, uint32_t ack_tag, size_t len,
+                     double& best_s) {
+    int64_t t0 = core::nowNs();
+    if (sender) {
+      CCSCOPE_RETURN_IF_ERROR(send(peer, tag, len));
+      CCSCOPE_RETURN_IF_ERROR(recv(peer, ack_tag, 8));
+    } else {
+      CCSCOPE_RETURN_IF_ERROR(recv(peer, tag, len));
+      CCSCOPE_RETURN_IF_ERROR(send(peer, ack_tag, 8));
+    }
+    double s = (core::nowNs() - t0) / 1e9;
+    if (s < best_s) best_s = s;
+    return core::Status::ok();
+  }
 };
 
 }  // namespace ccscope::diagnostics

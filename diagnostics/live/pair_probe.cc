@@ -44,16 +44,8 @@ Status runPair(PairIo& io, int peer, bool lead, size_t burst, json& out) {
   // scheduling hiccup must not make a healthy link look slow; a throttled one stays slow.
   double forward_s = 1e30, backward_s = 1e30;
   for (int b = 0; b < kBursts; ++b) {
+    CCSCOPE_RETURN_IF_ERROR(io.burst(peer, lead, kTagBurst, kTagAck, burst, forward_s));
     int64_t t0 = core::nowNs();
-    if (lead) {
-      CCSCOPE_RETURN_IF_ERROR(io.send(peer, kTagBurst, burst));
-      CCSCOPE_RETURN_IF_ERROR(io.recv(peer, kTagAck, 8));
-    } else {
-      CCSCOPE_RETURN_IF_ERROR(io.recv(peer, kTagBurst, burst));
-      CCSCOPE_RETURN_IF_ERROR(io.send(peer, kTagAck, 8));
-    }
-    forward_s = std::min(forward_s, (core::nowNs() - t0) / 1e9);
-    t0 = core::nowNs();
     if (lead) {
       CCSCOPE_RETURN_IF_ERROR(io.send(peer, kTagAck, 8));
       CCSCOPE_RETURN_IF_ERROR(io.recv(peer, kTagBurst, burst));
@@ -71,11 +63,6 @@ Status runPair(PairIo& io, int peer, bool lead, size_t burst, json& out) {
   return Status::ok();
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // Every direction of every pair measured: the GB/s of each burst.
 std::vector<double> pairBandwidths(const std::vector<json>& per_rank) {
@@ -91,7 +78,7 @@ std::vector<double> pairBandwidths(const std::vector<json>& per_rank) {
 
 }  // namespace
 
-double pairMedianGbps(const std::vector<json>& per_rank) { return median(pairBandwidths(per_rank)); }
+double pairMedianGbps(const std::vector<json>& per_rank) { return medianOf(pairBandwidths(per_rank)); }
 
 json measurePairs(transports::Transport& t, const std::vector<std::string>& hosts, const ProbeOptions& o) {
   const int n = t.size(), me = t.rank();
@@ -119,7 +106,7 @@ ProbeResult judgePairs(const std::vector<json>& per_rank, const std::vector<std:
   // On one host every pair is loopback: speed says nothing about a network, reachability does.
   bool one_host = std::all_of(hosts.begin(), hosts.end(), [&](auto& h) { return h == hosts[0]; });
   std::vector<double> bws = pairBandwidths(per_rank);
-  double med = median(bws);
+  double med = medianOf(bws);
   auto link = [&](int a, int b) { return fmt::format("{} <-> {}", hosts[a], hosts[b]); };
   for (size_t a = 0; a < per_rank.size(); ++a)
     for (const json& r : per_rank[a].is_array() ? per_rank[a] : json::array()) {

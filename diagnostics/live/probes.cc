@@ -65,6 +65,21 @@ json envFacts() {
 
 }  // namespace
 
+std::string rankLabel(int rank, const std::vector<std::string>& hosts) {
+  return fmt::format("rank {} ({})", rank, hostOf(rank, hosts));
+}
+
+const std::string& hostOf(int rank, const std::vector<std::string>& hosts) {
+  static const std::string unknown = "?";
+  return rank >= 0 && rank < static_cast<int>(hosts.size()) ? hosts[rank] : unknown;
+}
+
+double medianOf(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 const char* outcomeName(ProbeOutcome o) {
   return o == ProbeOutcome::kPass ? "PASS" : o == ProbeOutcome::kFail ? "FAIL" : "SKIP";
 }
@@ -94,7 +109,7 @@ std::vector<ProbeResult> judgeLocalFacts(const std::vector<json>& facts, const s
   ProbeResult gpu{Layer::kGpu, "gpu devices", ProbeOutcome::kSkip, "skipped: no GPU", {}, {}, {}};
   for (size_t r = 0; r < facts.size(); ++r) {
     const json& f = facts[r];
-    std::string who = fmt::format("rank {} ({})", r, r < hosts.size() ? hosts[r] : "?");
+    std::string who = rankLabel(static_cast<int>(r), hosts);
     if (f.contains("ifname") && !f["ifname"]["ok"].get<bool>()) {
       ifr.outcome = ProbeOutcome::kFail;
       ifr.culprit.ranks.push_back(static_cast<int>(r));

@@ -64,6 +64,12 @@ core::Result<std::vector<nlohmann::json>> gather(launch::StoreClient& c, const s
 
 const char* outcomeName(ProbeOutcome o);
 
+// "rank 3 (node2)"; "?" for a host not known.
+std::string rankLabel(int rank, const std::vector<std::string>& hosts);
+const std::string& hostOf(int rank, const std::vector<std::string>& hosts);
+// The upper median (0 for none): what a probe compares one link or hop against.
+double medianOf(std::vector<double> v);
+
 // Rank 0: the verdict of a probe run. Layers bottom-up (bootstrap, host-network, rdma, gpu,
 // library, application); within a layer the first failing probe in run order. Every probe is
 // also a finding (a failure a root, the rest context) so --json carries all of them.
