@@ -86,10 +86,7 @@ void allgather(const Ctx& c) {
 Schedule rabenseifnerAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t segment_elems,
                                        bool avg) {
   if (ranks == 1) return copySchedule({.rank = rank, .count = count}, count);
-  Schedule s;
-  s.rank = rank;
-  s.ranks = ranks;
-  s.count = count;
+  Schedule s = newSchedule({.rank = rank, .ranks = ranks, .count = count});
   ScheduleBuilder b(s);
   s.scratch_elems = count;
   const uint64_t seg = std::max<uint64_t>(1, segment_elems);

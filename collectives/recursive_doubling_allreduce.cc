@@ -26,10 +26,7 @@ Span at(Span s, uint64_t off) { return {s.buf, s.offset + off}; }
 Schedule recursiveDoublingAllreduceSchedule(int rank, int ranks, uint64_t count,
                                             uint64_t segment_elems, bool avg) {
   if (ranks == 1) return copySchedule({.rank = rank, .count = count}, count);
-  Schedule s;
-  s.rank = rank;
-  s.ranks = ranks;
-  s.count = count;
+  Schedule s = newSchedule({.rank = rank, .ranks = ranks, .count = count});
   s.scratch_elems = 3 * count;  // two receive slots, one accumulator
   ScheduleBuilder b(s);
   const uint64_t seg = std::max<uint64_t>(1, segment_elems);

@@ -34,10 +34,7 @@ struct Chunking {
 Schedule ringAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t segment_elems,
                                bool avg) {
   if (ranks == 1) return copySchedule({.rank = rank, .count = count}, count);
-  Schedule s;
-  s.rank = rank;
-  s.ranks = ranks;
-  s.count = count;
+  Schedule s = newSchedule({.rank = rank, .ranks = ranks, .count = count});
   Chunking ch{count, ranks, std::max<uint64_t>(1, segment_elems)};
   const int right = mod(rank + 1, ranks), left = mod(rank - 1, ranks);
   const uint64_t max_chunk = ch.length(0);

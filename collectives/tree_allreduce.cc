@@ -107,10 +107,7 @@ std::array<TreeLinks, 2> doubleBinaryTree(int rank, int ranks) {
 Schedule treeAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t segment_elems,
                                bool avg) {
   if (ranks == 1) return copySchedule({.rank = rank, .count = count}, count);
-  Schedule s;
-  s.rank = rank;
-  s.ranks = ranks;
-  s.count = count;
+  Schedule s = newSchedule({.rank = rank, .ranks = ranks, .count = count});
   ScheduleBuilder b(s);
   s.scratch_elems = 2 * count;  // a landing slot per child
   const auto trees = doubleBinaryTree(rank, ranks);
