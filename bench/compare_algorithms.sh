@@ -20,16 +20,18 @@ plan=(
   "allgather     1M   64M 4 5   1"
   "reducescatter 1M   64M 4 5   1"
 )
+# ours (every algorithm and auto) then Open MPI's, same arguments: pair NAME NP BENCH-ARGS...
+pair() {
+  local name=$1 np=$2; shift 2
+  "$bin" "$@" --np "$np" --transport shm --algo all,auto --json "$out/${name/@/ours}.jsonl" >/dev/null
+  "${mpirun[@]}" -np "$np" "$bin" "$@" --transport mpi --json "$out/${name/@/mpi}.jsonl" >/dev/null
+}
 for run in $(seq 1 "$runs"); do
   for np in $nps; do
     for line in "${plan[@]}"; do
       read -r coll b e f n w <<<"$line"
-      tag=$coll
-      args=(bench "$coll" -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" -c 0 --timeout 600s)
-      "$bin" "${args[@]}" --np "$np" --transport shm --algo all,auto \
-        --json "$out/$tag.ours.np$np.run$run-$b.jsonl" >/dev/null
-      "${mpirun[@]}" -np "$np" "$bin" "${args[@]}" --transport mpi \
-        --json "$out/$tag.mpi.np$np.run$run-$b.jsonl" >/dev/null
+      pair "$coll.@.np$np.run$run-$b" "$np" bench "$coll" -b "$b" -e "$e" -f "$f" -n "$n" -w "$w" \
+        -c 0 --timeout 600s
     done
   done
 done
@@ -37,11 +39,8 @@ done
 # and fast phases of a shared VM fall on both sides alike.
 for run in $(seq 1 "${LAT_RUNS:-7}"); do
   for np in $nps; do
-    args=(bench allreduce -b 8 -e 8 -n 10000 -w 1000 -c 0 --timeout 600s)
-    "$bin" "${args[@]}" --np "$np" --transport shm --algo all,auto \
-      --json "$out/allreduce-lat.ours.np$np.run$run.jsonl" >/dev/null
-    "${mpirun[@]}" -np "$np" "$bin" "${args[@]}" --transport mpi \
-      --json "$out/allreduce-lat.mpi.np$np.run$run.jsonl" >/dev/null
+    pair "allreduce-lat.@.np$np.run$run" "$np" bench allreduce -b 8 -e 8 -n 10000 -w 1000 -c 0 \
+      --timeout 600s
   done
 done
 echo "raw results: $out"
