@@ -111,6 +111,11 @@ class ShmTransport final : public Transport {
   void progressRecvs(int p);
   void checkPeers();
   void failSends(int p);  // of a peer that exited: they can never complete
+  Status exitedStatus(int p) const {
+    return Status(Code::kPeerClosed,
+                  fmt::format("rank {} (pid {}) exited or was killed", p, peers_[p].pid))
+        .withLayer(Layer::kApplication);
+  }
   void failPeer(int p, Status s) {
     ++events_;
     table_->failPeer(p, s.withPeer(p));
@@ -269,8 +274,7 @@ void ShmTransport::progressRecvs(int p) {
       ssize_t n = process_vm_readv(peer.pid, &local, 1, &remote, 1, 0);
       if (n != static_cast<ssize_t>(s.chunk_len)) {
         int err = n < 0 ? errno : EIO;
-        failPeer(p, err == ESRCH ? Status(Code::kPeerClosed, fmt::format("rank {} (pid {}) exited "
-                                          "or was killed", p, peer.pid)).withLayer(Layer::kApplication)
+        failPeer(p, err == ESRCH ? exitedStatus(p)
                                  : core::errnoStatus("process_vm_readv", err, Layer::kLibrary));
         return;
       }
@@ -321,13 +325,10 @@ void ShmTransport::checkPeers() {
     // rank may finish its last collective and exit before we consume its last message. Only
     // what can never come fails: its part of our sends at once, our receives once the ring is
     // drained (and then every later post to it, through failPeer).
-    Status closed = Status(Code::kPeerClosed,
-                           fmt::format("rank {} (pid {}) exited or was killed", p, peer.pid))
-                        .withLayer(Layer::kApplication);
     progressRecvs(p);
     if (!table_->peerError(p).isOk()) continue;  // the drain itself failed the peer
     if (own_.ring(p)->head.load(std::memory_order_acquire) == peer.tail) {
-      failPeer(p, closed);
+      failPeer(p, exitedStatus(p));
       continue;
     }
     peer.gone = true;
@@ -337,10 +338,7 @@ void ShmTransport::checkPeers() {
 
 void ShmTransport::failSends(int p) {
   Peer& peer = peers_[p];
-  Status closed = Status(Code::kPeerClosed,
-                         fmt::format("rank {} (pid {}) exited or was killed", p, peer.pid))
-                      .withLayer(Layer::kApplication)
-                      .withPeer(p);
+  const Status closed = exitedStatus(p).withPeer(p);
   for (FixedQueue* q : {&peer.sends, &peer.remote_inflight})
     while (!q->empty()) {
       table_->fail(q->front(), closed);
