@@ -11,14 +11,20 @@ bin=${BUILD:-$root/build}/app/ccscope
 out=$(mktemp -d /tmp/ccscope-algos.XXXXXX)
 mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader)
 # collective, sizes (-b -e -f), timed and warm-up iterations: many iterations where one takes
-# microseconds (a handful would measure wake-ups, not the algorithm), few where it takes ms.
+# microseconds (a handful would measure wake-ups, not the algorithm), 20 where it takes up to a
+# few ms (with 8 ranks on 2 cores the first runs at a new size are up to 5x slower than the
+# ones after: 5 runs after 1 warm-up measured mostly that), 5 from 16 MiB.
 plan=(
-  "allreduce     16   64K 4 200 20"
-  "allreduce     256K 64M 4 5   1"
-  "alltoall      64K  256K 4 50 5"
-  "alltoall      1M   64M 4 5   1"
-  "allgather     1M   64M 4 5   1"
-  "reducescatter 1M   64M 4 5   1"
+  "allreduce     16   64K  4 200 20"
+  "allreduce     256K 4M   4 20  5"
+  "allreduce     16M  64M  4 5   2"
+  "alltoall      64K  256K 4 50  5"
+  "alltoall      1M   4M   4 20  5"
+  "alltoall      16M  64M  4 5   2"
+  "allgather     1M   4M   4 20  5"
+  "allgather     16M  64M  4 5   2"
+  "reducescatter 1M   4M   4 20  5"
+  "reducescatter 16M  64M  4 5   2"
 )
 # ours (every algorithm and auto) then Open MPI's, same arguments: pair NAME NP BENCH-ARGS...
 pair() {

@@ -1,6 +1,7 @@
 #include "collectives/auto_select.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -17,6 +18,26 @@ namespace {
 constexpr size_t kLargeBytes = 1 << 20;
 constexpr int kSmallRounds = 200, kLargeRounds = 8;
 constexpr uint32_t kTagCalib = 0xCA11B;
+// Where each candidate is measured: latency-bound, both sides of the shm transport's 64 KiB
+// switch from slot copies to single copies, and bandwidth-bound, up to 16 MiB while the time
+// budget allows (beyond the largest anchor measured, its ratio holds).
+constexpr double kAnchorBytes[] = {8, 256, 4096, 16384, 65536, 262144, 1 << 20, 4 << 20, 16 << 20};
+// Round 0 only warms up: the first runs of a schedule at a size are slower (by up to 5x at
+// 8 ranks on 2 cores) than the ones after; the median of the later three is the estimate.
+constexpr int kRounds = 4;
+constexpr double kBatchSeconds = 2e-3;  // small sizes: enough back-to-back runs to fill this
+constexpr int kMaxIters = 200, kMaxWarmIters = 20;
+// The next anchor is measured only while the runs it would take fit in this (by the previous
+// anchor's times), and only for candidates within this factor of the best at the previous one:
+// growing the size by 4x does not turn an algorithm 3x slower into the fastest.
+constexpr double kBudgetSeconds = 1.0;
+constexpr double kPruneFactor = 3.0;
+constexpr double kPruneFromBytes = 1 << 20;  // below, latency decides: a slow start says nothing
+
+// Back-to-back runs of `per_op` seconds that fill a batch.
+int batch(double per_op, int most) {
+  return static_cast<int>(std::clamp(kBatchSeconds / std::max(per_op, 1e-9), 1.0, double(most)));
+}
 
 // Time per round of "send to the right, receive from the left" with `bytes` each way.
 core::Result<double> shiftSeconds(transports::Transport& t, const transports::MemoryRegion& mr,
@@ -60,10 +81,120 @@ core::Result<Calibration> calibrate(transports::Transport& t,
   return c;
 }
 
-Choice choose(Collective c, int ranks, double bytes, const CostParams& cost) {
+double Corrections::at(std::string_view algorithm, double b) const {
+  auto it = std::find_if(ratio.begin(), ratio.end(), [&](auto& r) { return r.first == algorithm; });
+  if (it == ratio.end() || bytes.empty()) return 1.0;
+  const std::vector<double>& r = it->second;
+  if (b <= bytes.front()) return r.front();
+  if (b >= bytes.back()) return r.back();
+  // bytes[i - 1] < b < bytes[i]
+  size_t i = std::upper_bound(bytes.begin(), bytes.end(), b) - bytes.begin();
+  double x = (std::log(b) - std::log(bytes[i - 1])) / (std::log(bytes[i]) - std::log(bytes[i - 1]));
+  return std::exp(std::log(r[i - 1]) + x * (std::log(r[i]) - std::log(r[i - 1])));
+}
+
+std::vector<uint64_t> anchorCounts(Collective c, int ranks, size_t elem, size_t max_bytes) {
+  std::vector<uint64_t> out;
+  for (double b : kAnchorBytes) {
+    if (b > static_cast<double>(max_bytes)) break;
+    uint64_t count = std::max<uint64_t>(1, static_cast<uint64_t>(b) / elem);
+    count = std::max<uint64_t>(roundCount(c, count, ranks), roundCount(c, ranks, ranks));
+    if (count * elem > max_bytes) break;
+    if (out.empty() || count > out.back()) out.push_back(count);
+  }
+  return out;
+}
+
+
+core::Result<Corrections> measureCandidates(
+    Collective c, int ranks, size_t elem, size_t max_bytes, const CostParams& cost,
+    const TimeAlgorithm& time, const std::function<Status(std::span<double>)>& max_over_ranks) {
+  int64_t start = core::nowNs();
+  const Collective measured = c == Collective::kAlltoallv ? Collective::kAlltoall : c;
+  std::vector<const AlgorithmInfo*> algos;
+  for (const AlgorithmInfo& a : allAlgorithms())
+    if (a.collective == measured) algos.push_back(&a);
+  Corrections out;
+  std::vector<uint64_t> counts = anchorCounts(measured, ranks, elem, max_bytes);
+  if (ranks < 2 || algos.size() < 2 || counts.empty()) return out;
+  const size_t na = algos.size();
+  out.ratio.reserve(na);
+  for (const AlgorithmInfo* a : algos) out.ratio.emplace_back(a->name, std::vector<double>{});
+  // Every decision below (iterations, pruning, budget) is taken from times already reduced
+  // over ranks, so all ranks take the same one and run the same collectives.
+  std::vector<double> last(na, 0.0);  // seconds per operation at the previous anchor; 0: pruned
+  double spent = 0, prev_bytes = 0;
+  for (size_t ci = 0; ci < counts.size(); ++ci) {
+    const double bytes = static_cast<double>(counts[ci] * elem);
+    std::vector<int> iters(na, 0);  // 0: pruned
+    double estimate = 0;
+    for (size_t ai = 0; ai < na; ++ai) {
+      if (ci > 0 && last[ai] == 0) continue;
+      double per_op = ci == 0 ? algos[ai]->cost(ranks, bytes, cost) : last[ai] * bytes / prev_bytes;
+      iters[ai] = batch(per_op, kMaxWarmIters);
+      estimate += kRounds * (batch(per_op, kMaxIters) + 1) * per_op;
+    }
+    if (ci > 0 && spent + estimate > kBudgetSeconds) break;
+    // t[round * na + algo]. Round 0 warms each candidate up, and its time (the slowest rank's)
+    // sets how many runs fill a batch; rounds 1-3 then take turns, forwards and backwards, so a
+    // slow spell of the machine is shared among the candidates instead of falling on one.
+    std::vector<double> t(kRounds * na, 0.0);
+    for (size_t ai = 0; ai < na; ++ai) {
+      if (iters[ai] == 0) continue;
+      CCSCOPE_ASSIGN_OR_RETURN(double warm, time(*algos[ai], counts[ci], iters[ai]));
+      CCSCOPE_RETURN_IF_ERROR(max_over_ranks(std::span<double>(&warm, 1)));
+      spent += (iters[ai] + 1) * warm;
+      iters[ai] = batch(warm, kMaxIters);
+    }
+    for (int round = 1; round < kRounds; ++round)
+      for (size_t k = 0; k < na; ++k) {
+        const size_t ai = round % 2 ? k : na - 1 - k;
+        if (iters[ai] == 0) continue;
+        CCSCOPE_ASSIGN_OR_RETURN(t[round * na + ai], time(*algos[ai], counts[ci], iters[ai]));
+      }
+    CCSCOPE_RETURN_IF_ERROR(max_over_ranks(t));  // a collective takes as long as its slowest rank
+    out.bytes.push_back(bytes);
+    out.table += fmt::format("{}{} B:", out.table.empty() ? "" : "\n", counts[ci] * elem);
+    double best = 0;
+    std::vector<double> growth;  // ratio here over ratio at the previous anchor, per candidate
+    for (size_t ai = 0; ai < na; ++ai) {
+      std::vector<double>& ratio = out.ratio[ai].second;
+      if (iters[ai] == 0) {
+        out.table += fmt::format(" {} -", algos[ai]->name);
+        continue;
+      }
+      std::vector<double> mine;
+      for (int round = 1; round < kRounds; ++round) mine.push_back(t[round * na + ai]);
+      std::sort(mine.begin(), mine.end());
+      last[ai] = std::max(mine[mine.size() / 2], 1e-9);
+      for (int round = 1; round < kRounds; ++round) spent += (iters[ai] + 1) * t[round * na + ai];
+      double model = algos[ai]->cost(ranks, bytes, cost);
+      ratio.push_back(model > 0 ? last[ai] / model : 1.0);
+      if (ratio.size() > 1) growth.push_back(ratio.back() / ratio[ratio.size() - 2]);
+      out.table += fmt::format(" {} {:.1f}", algos[ai]->name, last[ai] * 1e6);
+      best = best == 0 ? last[ai] : std::min(best, last[ai]);
+    }
+    // A pruned candidate keeps its distance: its ratio moves as the measured ones' did (the
+    // median), so a machine slowing down per byte beyond the caches slows it down too.
+    std::sort(growth.begin(), growth.end());
+    const double g = growth.empty() ? 1.0 : growth[growth.size() / 2];
+    for (size_t ai = 0; ai < na; ++ai)
+      if (iters[ai] == 0) out.ratio[ai].second.push_back(out.ratio[ai].second.back() * g);
+    for (size_t ai = 0; ai < na; ++ai)
+      if (iters[ai] != 0 && bytes >= kPruneFromBytes && last[ai] > kPruneFactor * best)
+        last[ai] = 0;
+    prev_bytes = bytes;
+  }
+  out.seconds = (core::nowNs() - start) / 1e9;
+  return out;
+}
+
+Choice choose(Collective c, int ranks, double bytes, const CostParams& cost, const Corrections* m) {
   Choice ch;
   for (const AlgorithmInfo& a : allAlgorithms())
-    if (a.collective == c) ch.predicted_s.emplace_back(a.name, a.cost(ranks, bytes, cost));
+    if (a.collective == c)
+      ch.predicted_s.emplace_back(a.name,
+                                  a.cost(ranks, bytes, cost) * (m ? m->at(a.name, bytes) : 1.0));
   std::stable_sort(ch.predicted_s.begin(), ch.predicted_s.end(),
                    [](auto& x, auto& y) { return x.second < y.second; });
   if (!ch.predicted_s.empty()) ch.algo = findAlgorithm(c, ch.predicted_s.front().first);

@@ -1,11 +1,23 @@
 // `--algo auto`: a Hockney alpha-beta-gamma model fitted by a short calibration on the transport
 // in use (all ranks together, well under 2 s), then, per size and rank count, the algorithm with
 // the cheapest predicted time. The prediction of every candidate is kept so each row can say why.
+//
+// Two calibrations, both collective over all ranks:
+//  1. calibrate(): alpha, beta and gamma from a ring shift of 8 B and 1 MiB and a local reduction.
+//     This is the model every candidate's formula (algorithms.h) is evaluated with.
+//  2. measureCandidates(): each candidate of one collective run for real at a few anchor sizes
+//     (a warm-up round, then the median of three), and its measured time divided
+//     by its formula's. The formulas miss what this machine does between a message and the
+//     next (a dependent step costs a wake-up of the peer, shm copies small messages twice and
+//     large ones once, ranks outnumbering cores share them); the per-algorithm ratio,
+//     interpolated between anchors in log(size), carries that into the prediction while the
+//     formula keeps its shape.
 #pragma once
 
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -25,12 +37,44 @@ core::Result<Calibration> calibrate(transports::Transport& t,
                                     const std::function<core::Status(std::span<double>)>& max_over_ranks,
                                     core::Deadline deadline);
 
+// Measured time over modelled time of each candidate at anchor sizes (ascending).
+struct Corrections {
+  std::vector<double> bytes;
+  std::vector<std::pair<std::string, std::vector<double>>> ratio;  // per algorithm, per anchor
+  double seconds = 0;  // how long measuring took
+  // One line per anchor, us per operation ("-": pruned): "65536 B: ring 11.2 tree 12.0 ...".
+  std::string table;
+  // The ratio at `bytes`, linear in log(bytes) between anchors, flat beyond; 1 if not measured.
+  double at(std::string_view algorithm, double bytes) const;
+};
+
+// Anchor element counts for a collective: sizes from 8 B up to max_bytes (16 MiB at most),
+// rounded as the harness rounds counts, at least one element per rank, no duplicates.
+std::vector<uint64_t> anchorCounts(Collective c, int ranks, size_t elem, size_t max_bytes);
+
+// Seconds per operation of `algo` at `count` elements on this rank: a barrier, one warm-up
+// run, then `iters` back-to-back runs (what the harness times).
+using TimeAlgorithm =
+    std::function<core::Result<double>(const AlgorithmInfo& algo, uint64_t count, int iters)>;
+
+// Times every candidate of `c` (all-to-allv: all-to-all's) at every anchor (a warm-up round,
+// then three rounds taking turns; the slowest rank's time counts) and fits the ratios. From
+// 1 MiB on, a candidate more than 3x slower than the best is not measured at larger anchors;
+// anchors stop where the next would overrun a 1 s budget. Every rank must call it with the
+// same arguments; every decision is taken from times already reduced over the ranks.
+core::Result<Corrections> measureCandidates(
+    Collective c, int ranks, size_t elem, size_t max_bytes, const CostParams& cost,
+    const TimeAlgorithm& time,
+    const std::function<core::Status(std::span<double>)>& max_over_ranks);
+
 struct Choice {
   const AlgorithmInfo* algo = nullptr;
   std::vector<std::pair<std::string, double>> predicted_s;  // every candidate, cheapest first
   std::string explain() const;  // "rabenseifner 12.1 us < ring 15.3 us < tree 20.0 us"
 };
 
-Choice choose(Collective c, int ranks, double bytes, const CostParams& cost);
+// `measured` (optional) corrects each candidate's formula; without it the formula alone decides.
+Choice choose(Collective c, int ranks, double bytes, const CostParams& cost,
+              const Corrections* measured = nullptr);
 
 }  // namespace ccscope::collectives

@@ -3,6 +3,8 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -42,9 +44,11 @@ core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transport
   b->barrier_exec_.prepare(b->barrier_sched_, core::DataType::kUint8, core::ReduceOp::kSum, 1);
   if (o.algorithm == "auto") {
     auto* raw = b.get();
-    auto cal = calibrate(
-        t, [raw](std::span<double> v) { return raw->maxDoubles(v, core::Deadline::afterSeconds(30)); },
-        core::Deadline::afterSeconds(30));
+    const double limit = o.timeout_s;
+    auto max_over_ranks = [raw, limit](std::span<double> v) {
+      return raw->maxDoubles(v, core::Deadline::afterSeconds(limit));
+    };
+    auto cal = calibrate(t, max_over_ranks, core::Deadline::afterSeconds(limit));
     if (!cal) return cal.takeStatus().prepend("calibrating --algo auto");
     b->calibration_ = *cal;
   }
@@ -93,10 +97,13 @@ Status ScheduleBackend::prepare(const OpConfig& cfg) {
   if (opts_.algorithm == "auto") {
     double bytes = static_cast<double>(cfg.plan ? cfg.plan->maxVolume() : cfg.count) *
                    static_cast<double>(core::dataTypeSize(cfg.dtype));
-    Choice ch = choose(cfg.collective, size(), bytes, calibration_.cost);
+    CCSCOPE_ASSIGN_OR_RETURN(const Corrections* measured, corrections(cfg));
+    Choice ch = choose(cfg.collective, size(), bytes, calibration_.cost, measured);
     algo = ch.algo;
-    choice_note_ = fmt::format("auto picked {} (model calibrated in {:.2f} s): {}",
-                               algo ? algo->name : "?", calibration_.seconds, ch.explain());
+    choice_note_ =
+        fmt::format("auto picked {} (model calibrated in {:.2f} s, {} sizes measured): {}",
+                    algo ? algo->name : "?", calibration_.seconds + measured->seconds,
+                    measured->bytes.size(), ch.explain());
   } else {
     algo = findAlgorithm(cfg.collective, opts_.algorithm);
   }
@@ -116,6 +123,53 @@ Status ScheduleBackend::prepare(const OpConfig& cfg) {
   cfg_ = cfg;
   algo_name_ = algo->name;  // static: flight records may outlive this backend
   return Status::ok();
+}
+
+core::Result<double> ScheduleBackend::timeAlgorithm(const AlgorithmInfo& a, const OpConfig& cfg,
+                                                    uint64_t count, int iters) {
+  OpConfig op = cfg;
+  op.collective = a.collective;
+  op.count = count;
+  op.root = 0;
+  op.plan = nullptr;
+  const size_t elem = core::dataTypeSize(cfg.dtype);
+  ScheduleParams p{a.collective, rank(), size(), count, segmentElems(op),
+                   cfg.op == core::ReduceOp::kAvg, 0, nullptr};
+  calib_sched_ = a.build(p);
+  CCSCOPE_RETURN_IF_ERROR(ensureScratch(calib_sched_.scratch_elems * elem));
+  exec_.prepare(calib_sched_, cfg.dtype, cfg.op);
+  const Buffers b{send_mr_, recv_mr_, scratch_mr_};
+  auto deadline = [&] { return core::Deadline::afterSeconds(opts_.timeout_s); };
+  auto context = [&] {
+    return fmt::format("auto measuring {} {} at {} B", collectiveName(a.collective), a.name,
+                       count * elem);
+  };
+  if (Status s = exec_.run(t_, b, deadline()); !s.isOk()) return s.prepend(context());
+  CCSCOPE_RETURN_IF_ERROR(barrier(deadline()));
+  int64_t t0 = core::nowNs();
+  for (int i = 0; i < iters; ++i)
+    if (Status s = exec_.run(t_, b, deadline()); !s.isOk()) return s.prepend(context());
+  return (core::nowNs() - t0) / 1e9 / iters;
+}
+
+core::Result<const Corrections*> ScheduleBackend::corrections(const OpConfig& cfg) {
+  const std::tuple<int, int, int> key{static_cast<int>(cfg.collective), static_cast<int>(cfg.dtype),
+                                      isReduction(cfg.collective) ? static_cast<int>(cfg.op) : -1};
+  if (auto it = corrections_.find(key); it != corrections_.end()) return &it->second;
+  auto m = measureCandidates(
+      cfg.collective, size(), core::dataTypeSize(cfg.dtype), send_.size(), calibration_.cost,
+      [&](const AlgorithmInfo& a, uint64_t count, int iters) {
+        return timeAlgorithm(a, cfg, count, iters);
+      },
+      [&](std::span<double> v) {
+        return maxDoubles(v, core::Deadline::afterSeconds(opts_.timeout_s));
+      });
+  if (!m) return m.takeStatus().prepend("calibrating --algo auto");
+  // Developer aid: what auto measured, in us per operation at each anchor size.
+  if (rank() == 0 && std::getenv("CCSCOPE_AUTO_TABLE"))
+    std::fprintf(stderr, "auto measured %s:\n%s\n", collectiveName(cfg.collective),
+                 m->table.c_str());
+  return &corrections_.emplace(key, std::move(*m)).first->second;
 }
 
 Status ScheduleBackend::run(bool in_place, core::Deadline deadline) {

@@ -1,8 +1,10 @@
 // The backend for our own algorithms: a schedule per size, the shared executor, a transport.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 
 #include "collectives/algorithms.h"
 #include "collectives/auto_select.h"
@@ -16,6 +18,7 @@ namespace ccscope::collectives {
 struct AlgorithmOptions {
   std::string algorithm = "ring";
   size_t segment_bytes = 0;  // 0: chosen from the message size
+  double timeout_s = 30;     // deadline of each collective auto runs while calibrating
 };
 
 // Page-aligned, pre-touched host memory (freed with the owner).
@@ -62,6 +65,11 @@ class ScheduleBackend final : public CollectiveBackend {
                               core::Deadline deadline);
   uint64_t segmentElems(const OpConfig& cfg) const;
   core::Status ensureScratch(size_t bytes);
+  // auto: the candidates of cfg's collective measured on this machine (once per collective,
+  // dtype and reduction), on the same executor as the measured runs so message tags line up.
+  core::Result<const Corrections*> corrections(const OpConfig& cfg);
+  core::Result<double> timeAlgorithm(const AlgorithmInfo& a, const OpConfig& cfg, uint64_t count,
+                                     int iters);
 
   transports::Transport& t_;
   AlgorithmOptions opts_;
@@ -75,6 +83,8 @@ class ScheduleBackend final : public CollectiveBackend {
   const char* algo_name_ = "";
   std::string choice_note_;
   Calibration calibration_;  // "auto" only
+  std::map<std::tuple<int, int, int>, Corrections> corrections_;
+  Schedule calib_sched_;
   // The harness's own barrier and statistics reductions use a separate executor.
   Schedule barrier_sched_;
   Executor barrier_exec_;  // prepared once: barriers sit between timed iterations

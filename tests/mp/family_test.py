@@ -5,8 +5,11 @@ whose element counts divide by nothing in particular (4 B .. 2 MiB, factor 9: se
 segments at the top), in and out of place, checked exactly: #wrong must be 0 everywhere.
 
     family T N      all of the above on N ranks over transport T
+    auto T N        `--algo auto` for every collective on N ranks: exact rows, each saying which
+                    algorithm it ran and why (predicted times, cheapest first), calibration < 2 s
 """
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -51,7 +54,47 @@ def case_family(h, binary, mpirun, transport, n):
     log(f"{total} rows exact on {n} ranks over {transport}")
 
 
-CASES = {"family": case_family}
+NOTE = re.compile(r"auto picked (\w+) \(model calibrated in ([0-9.]+) s, (\d+) sizes measured\): (.*)")
+PREDICTION = re.compile(r"(\w+) ([0-9.]+) us")
+
+
+def case_auto(h, binary, mpirun, transport, n):
+    n = int(n)
+    for coll in COLLECTIVES:
+        js = h.path(f"auto-{coll}.jsonl")
+        # Two dtypes for the reductions: auto measures per collective, dtype and reduction.
+        dtypes = ["float", "int32"] if coll in REDUCING else ["float"]
+        argv = [binary, "bench", coll, "--np", str(n), "--transport", transport, "--algo", "auto",
+                "-b", "8", "-e", "4M", "-f", "8", "--dtype", ",".join(dtypes), "-n", "2", "-w", "1",
+                "--timeout", "60s", "--json", js]
+        rc, out, _, p = h.run(argv, RUN_TIMEOUT, label=f"auto-{coll}")
+        check(rc == 0, f"{coll}: exit code {rc}\n{h.describe(p)}")
+        check("auto: cost model calibrated in" in out, f"{coll}: no calibration line\n{out[:2000]}")
+        _, results = split_records(read_jsonl(js), js)
+        check(results, f"{coll}: no rows")
+        bad = [(r["algorithm"], r["bytes"], r["wrong"]) for r in results if r["wrong"] != 0]
+        check(not bad, f"auto {coll} on {n} ranks over {transport}: rows not exact: {bad[:8]}")
+        picks = set()
+        for r in results:
+            m = NOTE.fullmatch(r.get("note", ""))
+            check(m, f"{coll} {r['bytes']} B: the row does not say what auto picked: {r.get('note')!r}")
+            picked, seconds, anchors, explained = m.group(1), float(m.group(2)), int(m.group(3)), m.group(4)
+            check(r["algorithm"] == picked, f"{coll}: row algorithm {r['algorithm']}, note says {picked}")
+            predicted = PREDICTION.findall(explained)
+            check(predicted and predicted[0][0] == picked,
+                  f"{coll}: the pick is not the cheapest predicted: {explained}")
+            times = [float(t) for _, t in predicted]
+            check(times == sorted(times), f"{coll}: predictions not cheapest first: {explained}")
+            check(seconds < 2.0, f"{coll}: calibration took {seconds} s (goal < 2 s)")
+            if coll != "sendrecv" and n > 1:
+                check(len(predicted) >= 2, f"{coll}: only one candidate predicted: {explained}")
+                check(anchors >= 4, f"{coll}: only {anchors} sizes measured")
+            picks.add(picked)
+        log(f"auto {coll} on {n} ranks over {transport}: {len(results)} rows exact, "
+            f"picked {', '.join(sorted(picks))}")
+
+
+CASES = {"family": case_family, "auto": case_auto}
 
 if __name__ == "__main__":
     sys.exit(main(CASES))
