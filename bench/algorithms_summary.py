@@ -3,7 +3,8 @@
 algorithm), and the goals of issue #3 checked against them. Usage: algorithms_summary.py DIR
 
 File names: <tag>.<ours|mpi>.np<N>.run<K>[-<first size>].jsonl, tag = collective or <collective>-lat.
-Rows whose note starts with "auto picked" are `--algo auto`'s."""
+Rows below the file's first size (its warm-up row) are dropped. Rows whose note starts with
+"auto picked" are `--algo auto`'s."""
 import collections
 import json
 import pathlib
@@ -22,19 +23,25 @@ def human(b):
     return f"{b}B"
 
 
+def parse_size(text):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+
+
 def load(directory):
     rows = collections.defaultdict(list)  # (tag, np, bytes, algo) -> [(time, busbw, p50)]
     calib = []
     pick_votes = collections.defaultdict(collections.Counter)  # (tag, np, bytes) -> algorithm
     for f in sorted(pathlib.Path(directory).glob("*.jsonl")):
-        tag, variant, np_part = f.name.split(".")[:3]
+        tag, variant, np_part, run_part = f.name.split(".")[:4]
         ranks = int(np_part[2:])
+        first = parse_size(run_part.split("-")[1]) if "-" in run_part else 0
         for line in f.read_text().splitlines():
             try:
                 r = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if r.get("type") != "result" or r.get("in_place"):
+            if r.get("type") != "result" or r.get("in_place") or r["bytes"] < first:
                 continue
             note = r.get("note", "")
             algo = "auto" if note.startswith("auto picked") else r["algorithm"]
