@@ -144,11 +144,15 @@ core::Result<double> ScheduleBackend::timeAlgorithm(const AlgorithmInfo& a, cons
     return fmt::format("auto measuring {} {} at {} B", collectiveName(a.collective), a.name,
                        count * elem);
   };
-  if (Status s = exec_.run(t_, b, deadline()); !s.isOk()) return s.prepend(context());
+  // Recorded like the measured runs: a hang while calibrating shows in the flight recorder.
+  auto once = [&] {
+    Status s = runRecorded(b, a.collective, a.name, cfg.dtype, count * elem, deadline());
+    return s.isOk() ? s : s.prepend(context());
+  };
+  CCSCOPE_RETURN_IF_ERROR(once());
   CCSCOPE_RETURN_IF_ERROR(barrier(deadline()));
   int64_t t0 = core::nowNs();
-  for (int i = 0; i < iters; ++i)
-    if (Status s = exec_.run(t_, b, deadline()); !s.isOk()) return s.prepend(context());
+  for (int i = 0; i < iters; ++i) CCSCOPE_RETURN_IF_ERROR(once());
   return (core::nowNs() - t0) / 1e9 / iters;
 }
 
@@ -179,9 +183,13 @@ Status ScheduleBackend::run(bool in_place, core::Deadline deadline) {
     b.input.base += geo_.in_place_in_offset * elem_;
     b.output.base += geo_.in_place_out_offset * elem_;
   }
+  return runRecorded(b, cfg_.collective, algo_name_, cfg_.dtype, cfg_.count * elem_, deadline);
+}
+
+Status ScheduleBackend::runRecorded(const Buffers& b, Collective c, const char* algo,
+                                    core::DataType dt, uint64_t bytes, core::Deadline deadline) {
   if (!recorder_) return exec_.run(t_, b, deadline);
-  core::FlightEntry& fe = recorder_->begin(collectiveName(cfg_.collective), algo_name_,
-                                           core::dataTypeName(cfg_.dtype), cfg_.count * elem_,
+  core::FlightEntry& fe = recorder_->begin(collectiveName(c), algo, core::dataTypeName(dt), bytes,
                                            static_cast<uint32_t>(exec_.opCount()));
   Status s = exec_.run(t_, b, deadline, &fe);
   core::FlightRecorder::end(fe, s.isOk());

@@ -70,6 +70,10 @@ class ScheduleBackend final : public CollectiveBackend {
   core::Result<const Corrections*> corrections(const OpConfig& cfg);
   core::Result<double> timeAlgorithm(const AlgorithmInfo& a, const OpConfig& cfg, uint64_t count,
                                      int iters);
+  // One run of the prepared executor, in the flight recorder when there is one (`algo` must be
+  // a static string: records may outlive this backend).
+  core::Status runRecorded(const Buffers& b, Collective c, const char* algo, core::DataType dt,
+                           uint64_t bytes, core::Deadline deadline);
 
   transports::Transport& t_;
   AlgorithmOptions opts_;

@@ -54,7 +54,8 @@ def case_family(h, binary, mpirun, transport, n):
     log(f"{total} rows exact on {n} ranks over {transport}")
 
 
-NOTE = re.compile(r"auto picked (\w+) \(model calibrated in ([0-9.]+) s, (\d+) sizes measured\): (.*)")
+NOTE = re.compile(r"auto picked (\w+) \(model calibrated in ([0-9.]+) s, (\d+) sizes measured\): "
+                  r"(.*)")
 PREDICTION = re.compile(r"(\w+) ([0-9.]+) us")
 
 
@@ -65,8 +66,8 @@ def case_auto(h, binary, mpirun, transport, n):
         # Two dtypes for the reductions: auto measures per collective, dtype and reduction.
         dtypes = ["float", "int32"] if coll in REDUCING else ["float"]
         argv = [binary, "bench", coll, "--np", str(n), "--transport", transport, "--algo", "auto",
-                "-b", "8", "-e", "4M", "-f", "8", "--dtype", ",".join(dtypes), "-n", "2", "-w", "1",
-                "--timeout", "60s", "--json", js]
+                "-b", "8", "-e", "4M", "-f", "8", "--dtype", ",".join(dtypes), "-n", "2",
+                "-w", "1", "--timeout", "60s", "--json", js]
         rc, out, _, p = h.run(argv, RUN_TIMEOUT, label=f"auto-{coll}")
         check(rc == 0, f"{coll}: exit code {rc}\n{h.describe(p)}")
         check("auto: cost model calibrated in" in out, f"{coll}: no calibration line\n{out[:2000]}")
@@ -77,9 +78,12 @@ def case_auto(h, binary, mpirun, transport, n):
         picks = set()
         for r in results:
             m = NOTE.fullmatch(r.get("note", ""))
-            check(m, f"{coll} {r['bytes']} B: the row does not say what auto picked: {r.get('note')!r}")
-            picked, seconds, anchors, explained = m.group(1), float(m.group(2)), int(m.group(3)), m.group(4)
-            check(r["algorithm"] == picked, f"{coll}: row algorithm {r['algorithm']}, note says {picked}")
+            check(m, f"{coll} {r['bytes']} B: the row does not say what auto picked: "
+                     f"{r.get('note')!r}")
+            picked, explained = m.group(1), m.group(4)
+            seconds, anchors = float(m.group(2)), int(m.group(3))
+            check(r["algorithm"] == picked,
+                  f"{coll}: row algorithm {r['algorithm']}, note says {picked}")
             predicted = PREDICTION.findall(explained)
             check(predicted and predicted[0][0] == picked,
                   f"{coll}: the pick is not the cheapest predicted: {explained}")
