@@ -34,6 +34,12 @@ constexpr double kBudgetSeconds = 1.0;
 constexpr double kPruneFactor = 3.0;
 constexpr double kPruneFromBytes = 1 << 20;  // below, latency decides: a slow start says nothing
 
+// The middle value (the upper one of an even count); v is not empty.
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
 // Back-to-back runs of `per_op` seconds that fill a batch.
 int batch(double per_op, int most) {
   return static_cast<int>(std::clamp(kBatchSeconds / std::max(per_op, 1e-9), 1.0, double(most)));
@@ -165,8 +171,7 @@ core::Result<Corrections> measureCandidates(
       }
       std::vector<double> mine;
       for (int round = 1; round < kRounds; ++round) mine.push_back(t[round * na + ai]);
-      std::sort(mine.begin(), mine.end());
-      last[ai] = std::max(mine[mine.size() / 2], 1e-9);
+      last[ai] = std::max(median(mine), 1e-9);
       for (int round = 1; round < kRounds; ++round) spent += (iters[ai] + 1) * t[round * na + ai];
       double model = algos[ai]->cost(ranks, bytes, cost);
       ratio.push_back(model > 0 ? last[ai] / model : 1.0);
@@ -176,8 +181,7 @@ core::Result<Corrections> measureCandidates(
     }
     // A pruned candidate keeps its distance: its ratio moves as the measured ones' did (the
     // median), so a machine slowing down per byte beyond the caches slows it down too.
-    std::sort(growth.begin(), growth.end());
-    const double g = growth.empty() ? 1.0 : growth[growth.size() / 2];
+    const double g = growth.empty() ? 1.0 : median(growth);
     for (size_t ai = 0; ai < na; ++ai)
       if (iters[ai] == 0) out.ratio[ai].second.push_back(out.ratio[ai].second.back() * g);
     for (size_t ai = 0; ai < na; ++ai)
