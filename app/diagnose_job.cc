@@ -152,7 +152,6 @@ Status connectTransport(RankState& st, const std::string& name, double timeout_s
                         std::unique_ptr<transports::Transport>& out) {
   transports::TransportOptions to{st.c.size(), 1, st.o.probe.ifname,
                                   st.o.probe.ifname.empty() ? st.c.localAddress() : "", 0};
-  if (name == "shm") to.local_ranks = st.c.size();
   auto t = transports::makeTransport(name, to);
   Status s = t ? (*t)->connect(st.c, Deadline::afterSeconds(timeout_s)) : t.status();
   if (t) out = std::move(*t);
@@ -228,17 +227,10 @@ bool oneHost(const std::vector<std::string>& hosts) {
                      [&](auto& h) { return h == hosts[0] && h != "?"; });
 }
 
-// tcp always; shm too when every rank is on one host ("auto"), or the --transports list.
+// tcp always; shm too when every rank is on one host.
 std::vector<std::string> collectiveTransports(const RankState& st) {
-  if (st.o.transports == "auto")
-    return oneHost(st.hosts) ? std::vector<std::string>{"tcp", "shm"}
-                             : std::vector<std::string>{"tcp"};
-  std::vector<std::string> out;
-  for (size_t start = 0, comma = 0; comma != std::string::npos; start = comma + 1) {
-    comma = st.o.transports.find(',', start);
-    out.push_back(st.o.transports.substr(start, comma - start));
-  }
-  return out;
+  return oneHost(st.hosts) ? std::vector<std::string>{"tcp", "shm"}
+                           : std::vector<std::string>{"tcp"};
 }
 
 std::string noBisectionWhy(ProbeOutcome allreduce, bool one_host) {

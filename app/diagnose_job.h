@@ -10,9 +10,6 @@ namespace ccscope::app {
 
 struct DiagnoseOptions {
   diagnostics::ProbeOptions probe;
-  // Transports the allreduce probe runs over: "auto" (tcp, and shm when every rank is on one
-  // host) or a comma-separated list.
-  std::string transports = "auto";
   std::string json_path;
   std::string store_bind;
 };

@@ -21,12 +21,6 @@ constexpr int kHopRuns = 5;  // best of: a scheduling hiccup must not flag a hea
 constexpr uint32_t kTagHop = 0x7201, kTagHopAck = 0x7202;
 
 
-std::string rankList(const std::vector<int>& v) {
-  std::string out;
-  for (int r : v) out += (out.empty() ? "" : ", ") + std::to_string(r);
-  return out;
-}
-
 double busGbps(int n, double seconds) {
   return seconds > 0 ? 2.0 * (n - 1) / n * kCollectiveProbeBytes / seconds / 1e9 : 0;
 }
@@ -161,16 +155,16 @@ ProbeResult judgeAllreduce(const std::vector<json>& per_rank, const std::string&
     r.culprit.ranks = heads.empty() ? failed : heads;
     for (int k : r.culprit.ranks) r.culprit.hosts.push_back(hostOf(k, hosts));
     r.detail = heads.empty()
-                   ? fmt::format("allreduce failed on ranks {}", rankList(failed))
+                   ? fmt::format("allreduce failed on ranks {}", fmt::join(failed, ", "))
                    : fmt::format(
                          "rank(s) {} finished their side while ranks {} failed waiting in the "
                          "ring: a rank that skipped the collective or used another count",
-                         rankList(heads), rankList(failed));
+                         fmt::join(heads, ", "), fmt::join(failed, ", "));
     r.next_step =
         "Check that every rank calls the same collectives in the same order with the same counts.";
   } else if (!skipped.empty()) {
     r.outcome = ProbeOutcome::kSkip;
-    r.detail = fmt::format("skipped: {} (ranks {})", skip_reason, rankList(skipped));
+    r.detail = fmt::format("skipped: {} (ranks {})", skip_reason, fmt::join(skipped, ", "));
   } else if (n == 1) {
     r.detail = "1 MiB allreduce completed (one rank: nothing crosses the transport)";
   } else {

@@ -105,12 +105,6 @@ void addResource(TransportDevices& tls, const std::string& resource) {
     it->second.push_back(dev);
 }
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 ProbeResult judgeOneLibrary(const std::string& lib, const std::vector<json>& per_rank,
                             const std::vector<std::string>& hosts) {
   ProbeResult r{Layer::kLibrary, lib + " init", ProbeOutcome::kSkip, "", {}, {}, {}};
@@ -143,7 +137,7 @@ ProbeResult judgeOneLibrary(const std::string& lib, const std::vector<json>& per
       if (r.detail.empty()) r.detail = c.detail;
     }
   }
-  if (!same.empty()) r.evidence.push_back(fmt::format("the same on ranks {}", joined(same)));
+  if (!same.empty()) r.evidence.push_back(fmt::format("the same on ranks {}", fmt::join(same, ", ")));
   if (r.outcome == ProbeOutcome::kFail || passed == 0) {
     if (r.detail.empty()) r.detail = "skipped";
     return r;
@@ -151,14 +145,14 @@ ProbeResult judgeOneLibrary(const std::string& lib, const std::vector<json>& per
   r.outcome = ProbeOutcome::kPass;
   std::string name = displayName(lib);
   r.detail =
-      lib == "mpi" ? "MPI initialised" : fmt::format("{} {} initialised", name, joined(versions));
+      lib == "mpi" ? "MPI initialised" : fmt::format("{} {} initialised", name, fmt::join(versions, ", "));
   r.detail +=
-      skipped.empty() ? " on every rank" : fmt::format(" (skipped on ranks {})", joined(skipped));
-  if (lib == "mpi" && !versions.empty()) r.detail += fmt::format(" ({})", joined(versions));
+      skipped.empty() ? " on every rank" : fmt::format(" (skipped on ranks {})", fmt::join(skipped, ", "));
+  if (lib == "mpi" && !versions.empty()) r.detail += fmt::format(" ({})", fmt::join(versions, ", "));
   std::vector<std::string> summary;
   for (const auto& [tl, devs] : tls)
-    summary.push_back(devs.empty() ? tl : fmt::format("{} ({})", tl, joined(devs)));
-  if (!summary.empty()) r.detail += "; transports: " + joined(summary);
+    summary.push_back(devs.empty() ? tl : fmt::format("{} ({})", tl, fmt::join(devs, ", ")));
+  if (!summary.empty()) r.detail += fmt::format("; transports: {}", fmt::join(summary, ", "));
   return r;
 }
 

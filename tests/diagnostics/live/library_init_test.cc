@@ -84,6 +84,8 @@ TEST(LibraryInitJudgeTest, AWarningAloneFailsEvenWhenInitSucceeds) {
 }
 
 TEST(LibraryInitJudgeTest, RootFindingsOfOtherLayersDoNotFailTheLibrary) {
+  // Without the rule set nothing is found at all, and the pass would say nothing.
+  if (!analyzerBuilt()) GTEST_SKIP() << "built without the rule set (toml++)";
   auto lines = kHealthyUcx;
   lines.push_back("NVRM: GPU 0000:41:00.0: GPU has fallen off the bus.");
   EXPECT_EQ(judge(exited(lines, 0)).outcome, ProbeOutcome::kPass);
