@@ -141,7 +141,8 @@ Diagnosis starvedLink(const RankHealth& x, const RankHealth& y) {
 
 // Walks "x waits on y" from this rank. The first hop whose data is not arriving from a live
 // sender is a dead path; a rank that waits on nobody and is not ahead is the head (it is not
-// in the collective at all).
+// in the collective at all). A ring waits in a cycle, and the dead hop can be the one that
+// closes it (back into this rank, which ran ahead), so that hop is judged before stopping.
 std::optional<Diagnosis> waitFor(const HangInputs& in, const std::map<int, Snapshot>& snaps) {
   auto snap = [&](int r) -> const Snapshot* {
     auto it = snaps.find(r);
@@ -154,12 +155,13 @@ std::optional<Diagnosis> waitFor(const HangInputs& in, const std::map<int, Snaps
   int x = in.self;
   int y = in.failure.peer() >= 0 ? in.failure.peer() : waitsOn(x);
   std::set<int> seen{x};
-  while (y >= 0 && !seen.count(y)) {
+  while (y >= 0) {
     const Snapshot *sx = snap(x), *sy = snap(y);
     const RankHealth *hx = healthOf(in, x), *hy = healthOf(in, y);
     if (!hx || !hy) return std::nullopt;
     bool ahead = sx && sy && sy->seq > sx->seq;
     if (ahead || waitsOn(y) == x) return starvedLink(*hx, *hy);
+    if (seen.count(y)) break;
     if (waitsOn(y) < 0) {
       Diagnosis d = make(Layer::kApplication,
                          fmt::format("rank {} waits for rank {}, which is alive but not inside this "

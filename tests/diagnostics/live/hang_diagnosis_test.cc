@@ -92,6 +92,22 @@ TEST(HangDiagnosisTest, TwoHostsWaitingOnEachOtherIsTheirLink) {
   EXPECT_EQ(d.culprit.links, std::vector<std::string>{"h0 <-> h1"});
 }
 
+// A ring whose hop 5 -> 6 stopped delivering: rank 5 finished the collective (its sends sat in
+// socket buffers) and waits on rank 4 in the next one; everyone else waits on its predecessor.
+// Seen from rank 5, the wait-for chain runs all the way round and the dead hop is the last one.
+TEST(HangDiagnosisTest, RingCycleClosingOnThisRankNamesTheDeadHop) {
+  for (int self : {5, 6, 0}) {
+    auto in = healthy(8);
+    in.table[5].progress = snap(42, "allreduce", 1 << 20, 4);
+    in.self = self;
+    in.failure = core::Status(Code::kDeadlineExceeded, "timed out").withPeer((self + 7) % 8);
+    auto d = diagnoseHang(in);
+    EXPECT_EQ(d.layer, Layer::kHostNetwork) << "self " << self << ": " << d.verdict;
+    EXPECT_EQ(d.culprit.ranks, (std::vector<int>{5, 6})) << "self " << self;
+    EXPECT_EQ(d.culprit.links, std::vector<std::string>{"h2 <-> h3"}) << "self " << self;
+  }
+}
+
 TEST(HangDiagnosisTest, HeadOfWaitForChainThatIsBusyElsewhere) {
   auto in = healthy(4);
   in.table[1].progress = snap(40, "allreduce", 1 << 20, -1, "done");
