@@ -24,6 +24,7 @@ struct RawOptions {
   double factor = 2;
   std::string step;
   int iters = 20, warmup = 5, checks = 1, np = 0, store_port = -1, tcp_streams = 1, root = 0;
+  bool interleave = false;
   std::string tolerance = "10%", min_busbw, max_lat;
   std::string a2av = "uniform";
   JobOptions job;
@@ -103,6 +104,7 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
   } else {
     c.algorithms = splitList(r.algo);
   }
+  c.interleave = r.interleave;
   c.root = r.root;
   c.a2av = r.a2av;
   if (c.transport != "shm" && c.transport != "tcp" && c.transport != "mpi")
@@ -175,6 +177,8 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("-d,--dtype", raw->dtype, "int8,uint8,int32,uint32,int64,uint64,half,bfloat16,float,double or all");
   b->add_option("-o,--op", raw->op, "sum,prod,min,max,avg or all");
   b->add_option("--algo", raw->algo, "Algorithms, comma-separated, all, or auto (default: ring where it exists; native with --transport mpi)");
+  b->add_flag("--interleave", raw->interleave,
+              "With several algorithms: take turns at each size instead of one whole sweep each");
   b->add_option("--root", raw->root, "Root rank of broadcast")->check(CLI::NonNegativeNumber);
   b->add_option("--a2av", raw->a2av, "alltoallv traffic: uniform, skewed:ALPHA, moe:EXPERTS,TOPK, file:PATH");
   b->add_option("--transport", raw->transport, "shm, tcp or mpi");

@@ -153,31 +153,43 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
         std::string path = diagnostics::writeFlightDump(recorder, info.rank, fctx.host);
         std::fprintf(stderr, "ccscope: rank %d: flight recorder dumped to %s\n", info.rank, path.c_str());
       });
-  for (const std::string& algo : cfg.algorithms) {
-    auto backend = makeBackend(algo, transport.get(), cfg);
-    if (!backend) return fail(backend.status());
-    if (!transport) backend = watched(std::move(backend.value()), dog);
-    // CCSCOPE_FLIGHT_RECORDER=0 turns recording off (only to measure what it costs).
-    const char* fr = std::getenv("CCSCOPE_FLIGHT_RECORDER");
-    const bool recording = !fr || std::string(fr) != "0";
-    if (recording) (*backend)->setFlightRecorder(&recorder);
-    if (cfg.algorithms.size() > 1) sink.onSection("algorithm: " + algo);
-    if (std::string note = (*backend)->setupNote(); !note.empty()) sink.onSection(note);
+  // One sweep per algorithm, or with --interleave one sweep in which they take turns.
+  std::vector<std::vector<std::string>> sweeps;
+  if (cfg.interleave) sweeps.push_back(cfg.algorithms);
+  else
+    for (const std::string& algo : cfg.algorithms) sweeps.push_back({algo});
+  // CCSCOPE_FLIGHT_RECORDER=0 turns recording off (only to measure what it costs).
+  const char* fr = std::getenv("CCSCOPE_FLIGHT_RECORDER");
+  const bool recording = !fr || std::string(fr) != "0";
+  for (const std::vector<std::string>& algos : sweeps) {
+    std::vector<std::unique_ptr<collectives::CollectiveBackend>> backends;
+    std::vector<collectives::CollectiveBackend*> turns;
+    for (const std::string& algo : algos) {
+      auto backend = makeBackend(algo, transport.get(), cfg);
+      if (!backend) return fail(backend.status());
+      if (!transport) backend = watched(std::move(backend.value()), dog);
+      if (recording) (*backend)->setFlightRecorder(&recorder);
+      if (algos.size() == 1 && cfg.algorithms.size() > 1) sink.onSection("algorithm: " + algo);
+      if (std::string note = (*backend)->setupNote(); !note.empty()) sink.onSection(note);
+      turns.push_back(backend->get());
+      backends.push_back(std::move(backend.value()));
+    }
+    const std::string label = fmt::format("{}", fmt::join(algos, ","));
     // Only our executor says whom it waits on (MPI's calls are opaque). The sampler also ticks
     // the data path's bookkeeping clock, recorder on or off.
     std::optional<bench::WaitSampler> sampler;
     if (transport && info.size > 1) sampler.emplace(recording ? &recorder : nullptr, info.rank, info.size);
-    auto summary = bench::runSweep(cfg, **backend, sink);
+    auto summary = bench::runSweep(cfg, turns, sink);
     if (!summary) return fail(summary.status());
     // Every rank with a sampler takes part (a rank whose recorder is off adds zeros), so ranks
     // that disagree on CCSCOPE_FLIGHT_RECORDER still run the same collectives.
     if (sampler) {
       std::vector<int64_t> flat = sampler->stop().flatten();
-      if (Status s = (*backend)->sumInts(flat, Deadline::afterSeconds(cfg.timeout_s)); !s.isOk())
+      if (Status s = turns.front()->sumInts(flat, Deadline::afterSeconds(cfg.timeout_s)); !s.isOk())
         return fail(s.prepend("gathering the wait profile"));
       bench::WaitProfile waits = bench::WaitProfile::unflatten(info.size, flat);
       bench::StragglerVerdict v = bench::findStraggler(waits);
-      if (recording && json) json->write(bench::toJson(waits, v, algo, *hosts));
+      if (recording && json) json->write(bench::toJson(waits, v, label, *hosts));
       if (recording && v.rank >= 0) sink.onSection(fmt::format("{} ({})", v.text, (*hosts)[v.rank]));
     }
     total.rows += summary->rows;

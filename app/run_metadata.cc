@@ -35,6 +35,7 @@ reports::RunMetadata makeRunMetadata(const bench::BenchConfig& cfg, const std::v
   m.argv = argv;
   m.collective = collectives::collectiveName(cfg.collective);
   m.algorithms = cfg.algorithms;
+  m.interleaved = cfg.interleave && cfg.algorithms.size() > 1;
   m.transport = transport;
   m.ranks = static_cast<int>(hosts.size());
   m.hosts = hosts;

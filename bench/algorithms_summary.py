@@ -3,8 +3,9 @@
 algorithm), and the goals of issue #3 checked against them. Usage: algorithms_summary.py DIR
 
 File names: <tag>.<ours|mpi>.np<N>.run<K>[-<first size>].jsonl, tag = collective or <collective>-lat.
-Rows below the file's first size (its warm-up row) are dropped. Rows whose note starts with
-"auto picked" are `--algo auto`'s."""
+Rows below the file's first size (its warm-up row) are dropped. Rows whose requested_algorithm is
+"auto" (or, in files from before that field, whose note starts with "auto picked") are
+`--algo auto`'s."""
 import collections
 import json
 import pathlib
@@ -44,7 +45,8 @@ def load(directory):
             if r.get("type") != "result" or r.get("in_place") or r["bytes"] < first:
                 continue
             note = r.get("note", "")
-            algo = "auto" if note.startswith("auto picked") else r["algorithm"]
+            auto = r.get("requested_algorithm") == "auto" or note.startswith("auto picked")
+            algo = "auto" if auto else r["algorithm"]
             if variant == "mpi":
                 algo = "mpi"
             m = re.search(r"calibrated in ([0-9.]+) s", note)

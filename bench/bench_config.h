@@ -14,6 +14,7 @@ namespace ccscope::bench {
 struct BenchConfig {
   collectives::Collective collective = collectives::Collective::kAllreduce;
   std::vector<std::string> algorithms{"ring"};
+  bool interleave = false;  // several algorithms take turns at each size (else one sweep each)
   std::string transport = "shm";
   uint64_t min_bytes = 8;
   uint64_t max_bytes = 64ull << 20;

@@ -28,10 +28,12 @@ plan=(
   "reducescatter 256K 1M   4M   4 20  5"
   "reducescatter 4M   16M  64M  4 5   2"
 )
-# ours (every algorithm and auto) then Open MPI's, same arguments: pair NAME NP BENCH-ARGS...
+# ours (every algorithm and auto, taking turns at each size: --interleave, so that a slow spell
+# of the VM falls on all of them alike) then Open MPI's, same arguments: pair NAME NP BENCH-ARGS...
 pair() {
   local name=$1 np=$2; shift 2
-  "$bin" "$@" --np "$np" --transport shm --algo all,auto --json "$out/${name/@/ours}.jsonl" >/dev/null
+  "$bin" "$@" --np "$np" --transport shm --algo all,auto --interleave \
+    --json "$out/${name/@/ours}.jsonl" >/dev/null
   "${mpirun[@]}" -np "$np" "$bin" "$@" --transport mpi --json "$out/${name/@/mpi}.jsonl" >/dev/null
 }
 for run in $(seq 1 "$runs"); do

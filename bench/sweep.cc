@@ -25,6 +25,7 @@ class SizeRunner {
       : cfg_(cfg), b_(b), stats_(cfg.iters + 1) {}
 
   Deadline opDeadline() const { return Deadline::afterSeconds(cfg_.timeout_s); }
+  CollectiveBackend& backend() { return b_; }
 
   core::Result<int64_t> check(const OpConfig& op, bool in_place) {
     if (cfg_.checks == 0) return int64_t{-1};
@@ -113,6 +114,7 @@ void fillIdentity(reports::Measurement& m, const BenchConfig& cfg, CollectiveBac
                   const OpConfig& op, double factor) {
   m.collective = collectives::collectiveName(cfg.collective);
   m.algorithm = b.chosenAlgorithm();
+  m.requested_algorithm = b.algorithm();
   m.note = b.choiceNote();
   m.transport = b.transport();
   m.ranks = b.size();
@@ -129,52 +131,61 @@ void fillIdentity(reports::Measurement& m, const BenchConfig& cfg, CollectiveBac
 
 }  // namespace
 
-core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg, CollectiveBackend& backend,
+core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
+                                           const std::vector<CollectiveBackend*>& backends,
                                            reports::ResultSink& sink) {
   const CollectiveDesc& desc = describe(cfg.collective);
+  const int ranks = backends.front()->size(), rank = backends.front()->rank();
   std::vector<uint64_t> sizes = sweepSizes(cfg);
-  CCSCOPE_ASSIGN_OR_RETURN(std::vector<SizePlan> plans, planSizes(cfg, sizes, backend.size()));
+  CCSCOPE_ASSIGN_OR_RETURN(std::vector<SizePlan> plans, planSizes(cfg, sizes, ranks));
   size_t need = 0;
   for (const SizePlan& p : plans) need = std::max(need, p.max_bytes);
-  CCSCOPE_RETURN_IF_ERROR(backend.allocate(need));
-  SizeRunner runner(cfg, backend);
+  std::vector<SizeRunner> runners;
+  runners.reserve(backends.size());
+  for (CollectiveBackend* b : backends) {
+    CCSCOPE_RETURN_IF_ERROR(b->allocate(need));
+    runners.emplace_back(cfg, *b);
+  }
   reports::RunSummary summary;
   double busbw_sum = 0;
   int64_t start = core::nowNs();
   // Data-movement collectives have no reduction: one pass, reported as redop "none".
   std::vector<core::ReduceOp> ops = cfg.ops;
   if (!collectives::isReduction(cfg.collective)) ops.resize(1);
-  int total = static_cast<int>(sizes.size() * cfg.dtypes.size() * ops.size()), done = 0;
+  int total = static_cast<int>(sizes.size() * cfg.dtypes.size() * ops.size() * backends.size()), done = 0;
   for (core::DataType dt : cfg.dtypes)
     for (core::ReduceOp rop : ops)
       for (const SizePlan& plan : plans) {
-        sink.onProgress(done, total, (core::nowNs() - start) / 1e9);
-        uint64_t count = collectives::roundCount(cfg.collective, plan.bytes / core::dataTypeSize(dt),
-                                                 backend.size());
+        uint64_t count = collectives::roundCount(cfg.collective, plan.bytes / core::dataTypeSize(dt), ranks);
         std::unique_ptr<collectives::AlltoallvPlan> a2av;
         if (cfg.collective == collectives::Collective::kAlltoallv) {
           CCSCOPE_ASSIGN_OR_RETURN(AlltoallvSpec spec, parseAlltoallvSpec(cfg.a2av));
-          CCSCOPE_ASSIGN_OR_RETURN(collectives::AlltoallvPlan p, makeAlltoallvPlan(spec, backend.size(), count));
+          CCSCOPE_ASSIGN_OR_RETURN(collectives::AlltoallvPlan p, makeAlltoallvPlan(spec, ranks, count));
           a2av = std::make_unique<collectives::AlltoallvPlan>(std::move(p));
         }
         // Test-only fault injection (CCSCOPE_TESTONLY_MISMATCH) at the second size.
-        bool inject = cfg.mismatch_rank == backend.rank() && &plan == &plans[std::min<size_t>(1, plans.size() - 1)];
-        if (inject && cfg.mismatch_kind == "count") count += backend.size();
-        runner.skip_next_ = inject && cfg.mismatch_kind == "skip";
+        bool inject = cfg.mismatch_rank == rank && &plan == &plans[std::min<size_t>(1, plans.size() - 1)];
+        if (inject && cfg.mismatch_kind == "count") count += ranks;
         OpConfig op{cfg.collective, count, dt, rop, cfg.root, a2av.get()};
-        CCSCOPE_RETURN_IF_ERROR(backend.prepare(op));
-        auto geo = collectives::geometry(op.collective, count, backend.size(), backend.rank(), op.plan);
-        for (bool in_place : {false, true}) {
-          if (in_place && !geo.in_place_supported) continue;
-          CCSCOPE_RETURN_IF_ERROR(runner.warmup(in_place));
-          CCSCOPE_ASSIGN_OR_RETURN(reports::Measurement m, runner.measure(op, in_place));
-          fillIdentity(m, cfg, backend, op, desc.busbw_factor(backend.size()));
-          busbw_sum += m.busbw_gbps;
-          summary.wrong_total += std::max<int64_t>(0, m.wrong);
-          ++summary.rows;
-          sink.onMeasurement(m);
+        auto geo = collectives::geometry(op.collective, count, ranks, rank, op.plan);
+        // With several backends, each measures this size in turn before the next size.
+        for (SizeRunner& runner : runners) {
+          sink.onProgress(done, total, (core::nowNs() - start) / 1e9);
+          CollectiveBackend& backend = runner.backend();
+          runner.skip_next_ = inject && cfg.mismatch_kind == "skip";
+          CCSCOPE_RETURN_IF_ERROR(backend.prepare(op));
+          for (bool in_place : {false, true}) {
+            if (in_place && !geo.in_place_supported) continue;
+            CCSCOPE_RETURN_IF_ERROR(runner.warmup(in_place));
+            CCSCOPE_ASSIGN_OR_RETURN(reports::Measurement m, runner.measure(op, in_place));
+            fillIdentity(m, cfg, backend, op, desc.busbw_factor(ranks));
+            busbw_sum += m.busbw_gbps;
+            summary.wrong_total += std::max<int64_t>(0, m.wrong);
+            ++summary.rows;
+            sink.onMeasurement(m);
+          }
+          ++done;
         }
-        ++done;
       }
   summary.avg_busbw_gbps = summary.rows ? busbw_sum / summary.rows : 0;
   sink.onProgress(done, total, (core::nowNs() - start) / 1e9);

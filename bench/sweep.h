@@ -1,7 +1,11 @@
 // The one sweep driver: for each dtype x op x size, warm up, check exactly, time back-to-back
 // iterations (nccl-tests' number), then a barrier-separated series for the latency
 // distribution, out-of-place and in-place; every Measurement goes to the sink as it is made.
+// Several backends (--interleave) take turns at each size, so that a slow spell of a shared
+// machine falls on all of them alike rather than on whichever algorithm it happens to catch.
 #pragma once
+
+#include <vector>
 
 #include "bench/bench_config.h"
 #include "collectives/collective_backend.h"
@@ -14,7 +18,7 @@ namespace ccscope::bench {
 // A failed collective (deadline, dead peer) ends the sweep with that status; rows already
 // produced have reached the sink.
 core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
-                                           collectives::CollectiveBackend& backend,
+                                           const std::vector<collectives::CollectiveBackend*>& backends,
                                            reports::ResultSink& sink);
 
 }  // namespace ccscope::bench

@@ -23,12 +23,12 @@ core::Result<double> parseTolerance(const std::string& text) {
 }
 
 std::string rowKey(const Measurement& m) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", m.collective, m.algorithm, m.transport, m.ranks,
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", m.collective, askedAlgorithm(m), m.transport, m.ranks,
                      m.bytes, m.dtype, m.redop, m.root, m.in_place ? "ip" : "oop");
 }
 
 std::string rowName(const Measurement& m) {
-  std::string name = fmt::format("{} {} {} {}B {} {}", m.collective, m.algorithm, m.transport,
+  std::string name = fmt::format("{} {} {} {}B {} {}", m.collective, askedAlgorithm(m), m.transport,
                                  m.bytes, m.dtype, m.redop);
   if (m.root >= 0 && m.collective == "broadcast") name += fmt::format(" root{}", m.root);
   return name + (m.in_place ? " in-place" : " out-of-place");

@@ -35,6 +35,7 @@ const std::vector<Column>& columns() {
       {"run", [](M m, R r) { return m.runs[r.run].label; }},
       {"collective", [](M, R r) { return r.m.collective; }},
       {"algorithm", [](M, R r) { return r.m.algorithm; }},
+      {"requested_algorithm", [](M, R r) { return askedAlgorithm(r.m); }},
       {"transport", [](M, R r) { return r.m.transport; }},
       {"ranks", [](M, R r) { return std::to_string(r.m.ranks); }},
       {"bytes_B", [](M, R r) { return std::to_string(r.m.bytes); }},

@@ -125,6 +125,7 @@ core::Result<Measurement> measurementFromJson(const json& j) {
   CCSCOPE_RETURN_IF_ERROR(getString(j, "collective", m.collective, true));
   CCSCOPE_RETURN_IF_ERROR(getString(j, "algorithm", m.algorithm, true));
   CCSCOPE_RETURN_IF_ERROR(getString(j, "transport", m.transport, true));
+  CCSCOPE_RETURN_IF_ERROR(getString(j, "requested_algorithm", m.requested_algorithm, false));
   CCSCOPE_RETURN_IF_ERROR(getNumber(j, "bytes", m.bytes, true));
   CCSCOPE_RETURN_IF_ERROR(getNumber(j, "time_us", m.time_us, true));
   CCSCOPE_RETURN_IF_ERROR(getNumber(j, "algbw_gbps", m.algbw_gbps, true));
@@ -155,6 +156,10 @@ core::Result<RunMetadata> runMetadataFromJson(const json& j) {
   CCSCOPE_RETURN_IF_ERROR(getNumber(j, "ranks", m.ranks, false));
   m.argv = stringArray(j, "argv");
   m.algorithms = stringArray(j, "algorithms");
+  if (j.contains("interleaved")) {
+    if (!j["interleaved"].is_boolean()) return fieldError("interleaved", "a boolean");
+    m.interleaved = j["interleaved"].get<bool>();
+  }
   m.hosts = stringArray(j, "hosts");
   m.libraries = stringMap(j, "libraries");
   m.env = stringMap(j, "env");

@@ -30,6 +30,8 @@ json toJson(const Measurement& m) {
               {"lat_us",
                {{"min", m.lat.min}, {"p50", m.lat.p50}, {"p90", m.lat.p90}, {"p99", m.lat.p99},
                 {"max", m.lat.max}, {"mean", m.lat.mean}, {"stdev", m.lat.stdev}}}};
+  if (!m.requested_algorithm.empty() && m.requested_algorithm != m.algorithm)
+    j["requested_algorithm"] = m.requested_algorithm;
   if (!m.note.empty()) j["note"] = m.note;
   return j;
 }
@@ -41,6 +43,7 @@ json toJson(const RunMetadata& m) {
               {"argv", m.argv},
               {"collective", m.collective},
               {"algorithms", m.algorithms},
+              {"interleaved", m.interleaved},
               {"transport", m.transport},
               {"ranks", m.ranks},
               {"hosts", m.hosts},

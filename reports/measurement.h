@@ -17,6 +17,7 @@ struct LatencyStats {  // microseconds, per iteration, max over ranks
 
 struct Measurement {
   std::string collective, algorithm, transport;
+  std::string requested_algorithm;  // what --algo asked for: "auto" where `algorithm` is its pick
   int ranks = 1;
   uint64_t bytes = 0;  // per rank buffer size (nccl-tests "size")
   uint64_t count = 0;  // elements
@@ -33,11 +34,18 @@ struct Measurement {
   std::string note;    // e.g. why --algo auto picked this algorithm
 };
 
+// The algorithm a row stands for in series and comparisons: "auto" for auto's rows (whose
+// `algorithm` is its pick, and which must not merge with that algorithm's own rows).
+inline const std::string& askedAlgorithm(const Measurement& m) {
+  return m.requested_algorithm.empty() ? m.algorithm : m.requested_algorithm;
+}
+
 struct RunMetadata {
   std::string version;
   std::vector<std::string> argv;
   std::string collective;
   std::vector<std::string> algorithms;
+  bool interleaved = false;  // --interleave: the algorithms took turns at each size
   std::string transport;
   int ranks = 1;
   std::vector<std::string> hosts;  // per rank

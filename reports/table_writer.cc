@@ -5,18 +5,21 @@
 namespace ccscope::reports {
 
 void TableWriter::onRun(const RunMetadata& m) {
+  interleaved_ = m.interleaved;
   fmt::print(out_, "# ccscope {}: {} over {} ({} ranks, launcher {})\n", m.version, m.collective,
              m.transport, m.ranks, m.launcher);
   for (size_t r = 0; r < m.hosts.size(); ++r)
     fmt::print(out_, "#  Rank {:2} on {}\n", r, m.hosts[r]);
   fmt::print(out_, "#  Times in us; bandwidth in GB/s (1 GB/s = 10^9 B/s); p50/p99: per-iteration latency\n");
   fmt::print(out_, "#\n");
+  // --interleave: rows of several algorithms alternate, and a last column names each row's.
+  std::string algo = interleaved_ ? "  algorithm" : "";
   fmt::print(out_, "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:^32}  {:^32}  {:^15}  {:^15}\n", "",
              "", "", "", "", "out-of-place", "in-place", "out-of-place", "in-place");
   fmt::print(out_, "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>5}  {:>7}  {:>6}  "
-             "{:>6}  {:>5}  {:>7} {:>7}  {:>7} {:>7}\n", "size", "count", "type", "redop", "root",
+             "{:>6}  {:>5}  {:>7} {:>7}  {:>7} {:>7}{}\n", "size", "count", "type", "redop", "root",
              "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "p50", "p99",
-             "p50", "p99");
+             "p50", "p99", algo);
   fmt::print(out_, "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>5}  {:>7}  {:>6}  "
              "{:>6}  {:>5}  {:>7} {:>7}  {:>7} {:>7}\n", "(B)", "(elements)", "", "", "", "(us)",
              "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(us)");
@@ -24,6 +27,8 @@ void TableWriter::onRun(const RunMetadata& m) {
 }
 
 void TableWriter::onSection(const std::string& title) {
+  if (pending_) printRow(*pending_, std::nullopt);  // a row waiting for its in-place half ends here
+  pending_.reset();
   fmt::print(out_, "# {}\n", title);
   std::fflush(out_);
 }
@@ -45,6 +50,10 @@ void TableWriter::printRow(const Measurement& oop, const std::optional<Measureme
   line += ip ? half(*ip) : fmt::format("  {:>7}  {:>6}  {:>6}  {:>5}", "-", "-", "-", "-");
   line += fmt::format("  {} {}", timeText(oop.lat.p50), timeText(oop.lat.p99));
   if (ip) line += fmt::format("  {} {}", timeText(ip->lat.p50), timeText(ip->lat.p99));
+  if (interleaved_) {
+    if (!ip) line += fmt::format("  {:>7} {:>7}", "-", "-");
+    line += "  " + askedAlgorithm(oop);
+  }
   fmt::print(out_, "{}\n", line);
   std::fflush(out_);
 }

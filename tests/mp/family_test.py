@@ -7,6 +7,9 @@ segments at the top), in and out of place, checked exactly: #wrong must be 0 eve
     family T N      all of the above on N ranks over transport T
     auto T N        `--algo auto` for every collective on N ranks: exact rows, each saying which
                     algorithm it ran and why (predicted times, cheapest first), calibration < 2 s
+    interleave T N  `--algo all,auto --interleave`: at every size each algorithm's row (out of
+                    place, then in place) in --algo order before the next size, all exact, the
+                    table naming each row's algorithm, one waits record for the whole sweep
 """
 import os
 import re
@@ -98,7 +101,53 @@ def case_auto(h, binary, mpirun, transport, n):
             f"picked {', '.join(sorted(picks))}")
 
 
-CASES = {"family": case_family, "auto": case_auto}
+def case_interleave(h, binary, mpirun, transport, n):
+    n = int(n)
+    for coll in ["allreduce", "alltoall", "broadcast"]:  # alltoall has no in-place rows
+        js = h.path(f"interleave-{coll}.jsonl")
+        argv = [binary, "bench", coll, "--np", str(n), "--transport", transport, "--algo",
+                "all,auto", "--interleave", "-b", "8", "-e", "1M", "-f", "16", "--dtype",
+                "float,int32", "-n", "2", "-w", "1", "--timeout", "60s", "--json", js]
+        rc, out, _, p = h.run(argv, RUN_TIMEOUT, label=f"interleave-{coll}")
+        check(rc == 0, f"{coll}: exit code {rc}\n{h.describe(p)}")
+        records = read_jsonl(js)
+        run, results = split_records(records, js)
+        algos = run.get("algorithms", [])
+        check(len(algos) >= 3 and algos[-1] == "auto", f"{coll}: algorithms {algos}")
+        check(run.get("interleaved") is True, f"{coll}: the run record is not marked interleaved")
+        bad = [(r["algorithm"], r["bytes"], r["wrong"]) for r in results if r["wrong"] != 0]
+        check(not bad, f"interleaved {coll} on {n} ranks over {transport}: not exact: {bad[:8]}")
+        # The order rows were produced in: per dtype and size, every algorithm in turn.
+        asked = [r.get("requested_algorithm", r["algorithm"]) for r in results]
+        keys = [(r["dtype"], r["bytes"]) for r in results]
+        places = [False, True] if any(r["in_place"] for r in results) else [False]
+        per_size = len(places) * len(algos)
+        check(len(results) == per_size * len(set(keys)),
+              f"{coll}: {len(results)} rows for {len(set(keys))} sizes x {len(algos)} algorithms")
+        for i in range(0, len(results), per_size):
+            block = results[i:i + per_size]
+            check(len({(r["dtype"], r["bytes"]) for r in block}) == 1,
+                  f"{coll}: rows {i}..{i + per_size} mix sizes: {keys[i:i + per_size]}")
+            check(asked[i:i + per_size] == [a for a in algos for _ in places],
+                  f"{coll}: rows {i}.. are not the algorithms in turn: {asked[i:i + per_size]}")
+            check([r["in_place"] for r in block] == places * len(algos),
+                  f"{coll}: placements out of order at rows {i}..")
+        for r in results:
+            if r.get("requested_algorithm") == "auto":
+                check(r.get("note", "").startswith(f"auto picked {r['algorithm']} "),
+                      f"{coll}: auto row without its pick: {r.get('note')!r}")
+        waits = [x for x in records if x.get("type") == "waits"]
+        if n > 1:
+            check(len(waits) == 1, f"{coll}: {len(waits)} waits records (one sweep: 1)")
+        rows = [line.split() for line in out.splitlines() if line and not line.startswith("#")]
+        check([row[-1] for row in rows] == asked[::len(places)],
+              f"{coll}: the table's last column is not each row's algorithm: "
+              f"{[row[-1] for row in rows][:8]}")
+        log(f"interleaved {coll} on {n} ranks over {transport}: {len(results)} rows exact, "
+            f"{len(algos)} algorithms in turn at {len(set(keys))} sizes")
+
+
+CASES = {"family": case_family, "auto": case_auto, "interleave": case_interleave}
 
 if __name__ == "__main__":
     sys.exit(main(CASES))

@@ -88,6 +88,28 @@ TEST(BaselineTest, RowsMatchOnEverythingButTheMeasuredValues) {
   EXPECT_EQ(rowKey(a), rowKey(b));
 }
 
+// `--algo ring,auto`: auto's rows carry its pick in `algorithm` (ring here) and "auto" as the
+// algorithm asked for. They are their own rows and series, never merged with ring's.
+TEST(BaselineTest, AutoRowsDoNotMergeWithThePickedAlgorithmsRows) {
+  RunRecords run = sweep("r", {"ring", "auto"});
+  for (Measurement& m : run.rows)
+    if (m.algorithm == "auto") {
+      m.algorithm = "ring";
+      m.requested_algorithm = "auto";
+      slowDown(m, 0.5);  // twice as fast: a row matched with its twin would show
+    }
+  EXPECT_NE(rowKey(run.rows.front()), rowKey(run.rows.back()));
+  EXPECT_NE(rowName(run.rows.back()).find(" auto "), std::string::npos) << rowName(run.rows.back());
+  ReportModel model = buildReportModel({run}, {run}, true, Criteria{});
+  EXPECT_EQ(model.unmatched_rows, 0u);
+  ASSERT_EQ(model.series.size(), 2u);
+  EXPECT_EQ(model.series[1].name, "shm · auto");
+  for (const ReportRow& r : model.rows) {
+    ASSERT_TRUE(r.baseline.has_value());
+    EXPECT_EQ(r.baseline->base.time_us, r.m.time_us);  // each row matched itself, not its twin
+  }
+}
+
 TEST(BaselineTest, ToleranceParsing) {
   EXPECT_DOUBLE_EQ(*parseTolerance("10%"), 0.10);
   EXPECT_DOUBLE_EQ(*parseTolerance("2.5"), 0.025);

@@ -24,9 +24,11 @@ TEST(JsonlReaderTest, ReadsBackWhatTheWriterWrote) {
   meta.collective = "allreduce";
   meta.hosts = {"a", "b"};
   meta.env = {{"NCCL_DEBUG", "INFO"}};
+  meta.interleaved = true;
   Measurement m = row(4096, true);
   m.wrong = 3;
   m.root = 2;
+  m.requested_algorithm = "auto";
   std::istringstream in(lines({toJson(meta), toJson(m)}));
   auto runs = readResults(in, "dir/results.jsonl");
   ASSERT_TRUE(runs.isOk()) << runs.status().toString();
@@ -36,7 +38,9 @@ TEST(JsonlReaderTest, ReadsBackWhatTheWriterWrote) {
   ASSERT_TRUE(r.meta.has_value());
   EXPECT_EQ(r.meta->hosts, meta.hosts);
   EXPECT_EQ(r.meta->env, meta.env);
+  EXPECT_TRUE(r.meta->interleaved);
   ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0].requested_algorithm, "auto");
   EXPECT_EQ(toJson(r.rows[0]), toJson(m));  // every field, bit for bit
 }
 

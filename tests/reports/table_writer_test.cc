@@ -10,7 +10,7 @@
 namespace ccscope::reports {
 namespace {
 
-std::string render(const std::vector<Measurement>& ms, RunSummary sum) {
+std::string render(const std::vector<Measurement>& ms, RunSummary sum, bool interleaved = false) {
   char* buf = nullptr;
   size_t len = 0;
   std::FILE* f = open_memstream(&buf, &len);
@@ -18,6 +18,7 @@ std::string render(const std::vector<Measurement>& ms, RunSummary sum) {
   RunMetadata meta;
   meta.collective = "allreduce";
   meta.ranks = 2;
+  meta.interleaved = interleaved;
   w.onRun(meta);
   for (const auto& m : ms) w.onMeasurement(m);
   w.onEnd(sum);
@@ -71,6 +72,65 @@ TEST(TableWriterTest, UncheckedAndFailedRowsAreMarked) {
   std::string out = render({a, b}, {0, 3, 2});
   EXPECT_NE(out.find("N/A"), std::string::npos);
   EXPECT_NE(out.find("3 FAILED"), std::string::npos);
+}
+
+std::vector<std::string> dataLines(const std::string& out) {
+  std::istringstream in(out);
+  std::vector<std::string> data;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') data.push_back(line);
+  return data;
+}
+
+// --interleave: algorithms alternate row by row, so each row ends with the algorithm asked
+// for (auto's, not its pick, which its note line names); a row without an in-place half keeps
+// the column aligned.
+TEST(TableWriterTest, InterleavedRowsNameTheirAlgorithmInTheLastColumn) {
+  Measurement ring = row(1024, false, 10), ring_ip = row(1024, true, 11);
+  ring.algorithm = ring_ip.algorithm = "ring";
+  Measurement pick = row(1024, false, 5), pick_ip = row(1024, true, 6);
+  pick.algorithm = pick_ip.algorithm = "recursive_doubling";
+  pick.requested_algorithm = pick_ip.requested_algorithm = "auto";
+  Measurement bruck = row(2048, false, 7);
+  bruck.algorithm = "bruck";
+  Measurement tree = row(2048, false, 8);
+  tree.algorithm = "tree";
+  std::string out = render({ring, ring_ip, pick, pick_ip, bruck, tree}, {1, 0, 4}, true);
+  std::vector<std::string> data = dataLines(out);
+  ASSERT_EQ(data.size(), 4u) << out;
+  std::vector<std::string> last;
+  std::vector<size_t> widths;
+  for (const std::string& d : data) {
+    last.push_back(d.substr(d.find_last_of(' ') + 1));
+    widths.push_back(d.find_last_of(' '));
+  }
+  EXPECT_EQ(last, (std::vector<std::string>{"ring", "auto", "bruck", "tree"}));
+  EXPECT_EQ(widths, std::vector<size_t>(4, widths[0])) << out;
+  EXPECT_NE(out.find("algorithm\n"), std::string::npos) << out;
+  // Without --interleave the table is nccl-tests' (no extra column).
+  std::string plain = render({ring, ring_ip}, {1, 0, 2});
+  EXPECT_EQ(plain.find("algorithm"), std::string::npos);
+  EXPECT_EQ(dataLines(plain)[0].find("ring"), std::string::npos);
+}
+
+// A section (a note, an algorithm's heading) ends a row still waiting for its in-place half, so
+// the row is printed before the heading of what comes after it.
+TEST(TableWriterTest, SectionFlushesAPendingRowFirst) {
+  char* buf = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&buf, &len);
+  TableWriter w(f);
+  w.onRun(RunMetadata{});
+  w.onMeasurement(row(64, false, 3));
+  w.onSection("algorithm: tree");
+  w.onEnd({});
+  std::fclose(f);
+  std::string out(buf, len);
+  free(buf);
+  size_t r = out.find("\n          64"), s = out.find("# algorithm: tree");
+  ASSERT_NE(r, std::string::npos) << out;
+  ASSERT_NE(s, std::string::npos) << out;
+  EXPECT_LT(r, s) << out;
 }
 
 }  // namespace
