@@ -103,6 +103,10 @@ nlohmann::json toJson(const Evidence& e) {
   return json{{"file", e.file}, {"line", e.line}, {"text", e.text}};
 }
 
+std::string linkName(const std::string& a, const std::string& b) {
+  return a < b ? a + " <-> " + b : b + " <-> " + a;
+}
+
 void Culprit::dedupe() {
   auto uniq = [](auto& v) {
     std::sort(v.begin(), v.end());

@@ -22,11 +22,17 @@ struct Evidence {
 struct Culprit {
   std::vector<int> ranks;
   std::vector<std::string> hosts;
-  std::vector<std::string> links;  // "hostA -> hostB" or "rank 3 -> rank 4"
+  // "hostA <-> hostB" (linkName: a link either way), or a direction the logs showed
+  // ("hostA -> hostB", "rank 3 -> rank 4").
+  std::vector<std::string> links;
   bool empty() const { return ranks.empty() && hosts.empty() && links.empty(); }
   // Sorted, without repeats (evidence may name a rank or host many times).
   void dedupe();
 };
+
+// "a <-> b" with the two names in sorted order, so that every probe names a link the same way
+// whichever end it saw it from, and Culprit::dedupe merges them.
+std::string linkName(const std::string& a, const std::string& b);
 
 // How a finding relates to the failure: a root-cause-class event, a symptom of some other
 // failure (watchdog timeout, abort), or context (versions, interface choice).

@@ -91,8 +91,7 @@ bool blameHops(const std::vector<Hop>& hops, const std::vector<std::string>& hos
     r.culprit.hosts.push_back(hostOf(h.from, hosts));
     r.culprit.hosts.push_back(hostOf(h.to, hosts));
     if (crosses(h))
-      r.culprit.links.push_back(
-          fmt::format("{} <-> {}", hostOf(h.from, hosts), hostOf(h.to, hosts)));
+      r.culprit.links.push_back(reports::linkName(hostOf(h.from, hosts), hostOf(h.to, hosts)));
   }
   return cross_host_fault;
 }

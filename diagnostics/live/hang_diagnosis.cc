@@ -124,7 +124,7 @@ const RankHealth* healthOf(const HangInputs& in, int rank) {
 // on x too: data from y to x is not arriving. Across hosts that is the network path.
 Diagnosis starvedLink(const RankHealth& x, const RankHealth& y) {
   const RankHealth *a = &x, *b = &y;
-  if (a->rank > b->rank) std::swap(a, b);  // links are named lower rank first
+  if (a->rank > b->rank) std::swap(a, b);  // culprit ranks lower first
   bool same_host = hostOf(*a) == hostOf(*b);
   Diagnosis d = make(same_host ? Layer::kLibrary : Layer::kHostNetwork,
                      fmt::format("rank {} ({}) waits for data from rank {} ({}), which is alive and has "
@@ -135,14 +135,20 @@ Diagnosis starvedLink(const RankHealth& x, const RankHealth& y) {
                                  "firewall rules, MTU mismatches or a faulty link between them.");
   blame(d, *a);
   blame(d, *b);
-  d.culprit.links.push_back(fmt::format("{} <-> {}", hostOf(*a), hostOf(*b)));
+  d.culprit.links.push_back(reports::linkName(hostOf(*a), hostOf(*b)));
   return d;
 }
+
+// How far a rank is through its operation (0..1), or -1 where unknown.
+double through(const Snapshot* s) { return s && s->steps > 0 ? static_cast<double>(s->step) / s->steps : -1; }
 
 // Walks "x waits on y" from this rank. The first hop whose data is not arriving from a live
 // sender is a dead path; a rank that waits on nobody and is not ahead is the head (it is not
 // in the collective at all). A ring waits in a cycle, and the dead hop can be the one that
 // closes it (back into this rank, which ran ahead), so that hop is judged before stopping.
+// When every rank of the cycle is in the same collective, the dead hop is the one whose sender
+// got furthest beyond its receiver: downstream of it every rank stalled one step after the
+// rank before it, while the sender kept going until it needed data from round the ring.
 std::optional<Diagnosis> waitFor(const HangInputs& in, const std::map<int, Snapshot>& snaps) {
   auto snap = [&](int r) -> const Snapshot* {
     auto it = snaps.find(r);
@@ -154,14 +160,26 @@ std::optional<Diagnosis> waitFor(const HangInputs& in, const std::map<int, Snaps
   };
   int x = in.self;
   int y = in.failure.peer() >= 0 ? in.failure.peer() : waitsOn(x);
-  std::set<int> seen{x};
+  std::vector<int> path{x};  // path[i] waits on path[i + 1]
   while (y >= 0) {
     const Snapshot *sx = snap(x), *sy = snap(y);
     const RankHealth *hx = healthOf(in, x), *hy = healthOf(in, y);
     if (!hx || !hy) return std::nullopt;
     bool ahead = sx && sy && sy->seq > sx->seq;
     if (ahead || waitsOn(y) == x) return starvedLink(*hx, *hy);
-    if (seen.count(y)) break;
+    if (auto at = std::find(path.begin(), path.end(), y); at != path.end()) {
+      std::vector<int> cycle(at, path.end());  // each waits on the next, the last on the first
+      int best = -1;
+      double best_gap = 0;
+      for (size_t i = 0; i < cycle.size(); ++i) {
+        const Snapshot *a = snap(cycle[i]), *b = snap(cycle[(i + 1) % cycle.size()]);
+        if (!a || !b || a->seq != b->seq || through(a) < 0 || through(b) < 0) continue;
+        if (double gap = through(b) - through(a); gap > best_gap) best_gap = gap, best = static_cast<int>(i);
+      }
+      if (best < 0) return std::nullopt;
+      const RankHealth *ha = healthOf(in, cycle[best]), *hb = healthOf(in, cycle[(best + 1) % cycle.size()]);
+      return ha && hb ? std::optional<Diagnosis>(starvedLink(*ha, *hb)) : std::nullopt;
+    }
     if (waitsOn(y) < 0) {
       Diagnosis d = make(Layer::kApplication,
                          fmt::format("rank {} waits for rank {}, which is alive but not inside this "
@@ -170,7 +188,7 @@ std::optional<Diagnosis> waitFor(const HangInputs& in, const std::map<int, Snaps
       blame(d, *hy);
       return d;
     }
-    seen.insert(y);
+    path.push_back(y);
     x = y;
     y = waitsOn(y);
   }

@@ -107,7 +107,6 @@ ProbeResult judgePairs(const std::vector<json>& per_rank, const std::vector<std:
   bool one_host = std::all_of(hosts.begin(), hosts.end(), [&](auto& h) { return h == hosts[0]; });
   std::vector<double> bws = pairBandwidths(per_rank);
   double med = medianOf(bws);
-  auto link = [&](int a, int b) { return fmt::format("{} <-> {}", hosts[a], hosts[b]); };
   for (size_t a = 0; a < per_rank.size(); ++a)
     for (const json& r : per_rank[a].is_array() ? per_rank[a] : json::array()) {
       int b = r.value("peer", -1);
@@ -123,7 +122,7 @@ ProbeResult judgePairs(const std::vector<json>& per_rank, const std::vector<std:
       res.culprit.ranks.push_back(b);
       res.culprit.hosts.push_back(hosts[a]);
       res.culprit.hosts.push_back(hosts[b]);
-      res.culprit.links.push_back(link(static_cast<int>(a), b));
+      res.culprit.links.push_back(reports::linkName(hosts[a], hosts[b]));
       res.evidence.push_back(fmt::format("rank {} ({}) <-> rank {} ({}): {}", a, hosts[a], b, hosts[b], issue));
     }
   res.detail = res.outcome == ProbeOutcome::kPass

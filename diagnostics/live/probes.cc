@@ -161,8 +161,7 @@ ProbeResult judgeConnects(const std::vector<json>& connects, const std::vector<s
     if (peer >= 0 && peer < static_cast<int>(hosts.size()) && r < hosts.size()) {  // the pair that failed
       conn.culprit.ranks.push_back(peer);
       conn.culprit.hosts = {hosts[r], hosts[peer]};
-      conn.culprit.links.push_back(fmt::format("{} <-> {}", std::min(hosts[r], hosts[peer]),
-                                               std::max(hosts[r], hosts[peer])));
+      conn.culprit.links.push_back(reports::linkName(hosts[r], hosts[peer]));
     }
     conn.evidence.push_back(fmt::format("rank {}: {}", r, connects[r].value("error", std::string())));
   }

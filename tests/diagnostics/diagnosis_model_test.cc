@@ -45,6 +45,19 @@ TEST(DiagnosisModelTest, SanitizeReplacesInvalidUtf8AndCapsLength) {
   EXPECT_NO_THROW(nlohmann::json::parse(toJsonText(d)));
 }
 
+// One link seen from both ends (a ring hop h2 -> h0, a hang on rank 0 waiting for h2) is one
+// culprit link.
+TEST(DiagnosisModelTest, ALinkIsNamedAlikeFromEitherEndAndMerges) {
+  EXPECT_EQ(linkName("h2", "h0"), "h0 <-> h2");
+  EXPECT_EQ(linkName("h0", "h2"), "h0 <-> h2");
+  Culprit c;
+  c.ranks = {5, 0, 5};
+  c.links = {linkName("h2", "h0"), linkName("h0", "h2")};
+  c.dedupe();
+  EXPECT_EQ(c.ranks, (std::vector<int>{0, 5}));
+  EXPECT_EQ(c.links, std::vector<std::string>{"h0 <-> h2"});
+}
+
 TEST(DiagnosisModelTest, UnknownLayerIsRejected) {
   EXPECT_FALSE(parseLayer("disk").isOk());
   EXPECT_FALSE(diagnosisFromJson(nlohmann::json::array()).isOk());

@@ -13,9 +13,10 @@ using core::Layer;
 using launch::RankHealth;
 using launch::RankState;
 
-std::string snap(uint64_t seq, const char* op, uint64_t bytes, int peer, const char* state = "running") {
+std::string snap(uint64_t seq, const char* op, uint64_t bytes, int peer, const char* state = "running",
+                 int step = 3, int steps = 10) {
   return nlohmann::json{{"seq", seq}, {"op", op}, {"algo", "ring"}, {"dtype", "float"}, {"bytes", bytes},
-                        {"state", state}, {"step", 3}, {"steps", 10}, {"peer", peer},
+                        {"state", state}, {"step", step}, {"steps", steps}, {"peer", peer},
                         {"expected", 1024}, {"moved", 0}, {"idle_ms", 5000}}.dump();
 }
 
@@ -106,6 +107,28 @@ TEST(HangDiagnosisTest, RingCycleClosingOnThisRankNamesTheDeadHop) {
     EXPECT_EQ(d.culprit.ranks, (std::vector<int>{5, 6})) << "self " << self;
     EXPECT_EQ(d.culprit.links, std::vector<std::string>{"h2 <-> h3"}) << "self " << self;
   }
+}
+
+// The same dead hop with every rank still in one collective (seen in CI): rank 6 stalled first,
+// each rank after it one ring step later, and rank 5 ran on until it needed data that passes
+// through rank 6. The hop whose sender is furthest beyond its receiver is the dead one.
+TEST(HangDiagnosisTest, RingCycleInOneCollectiveNamesTheHopWhoseSenderRanFurthest) {
+  for (int self = 0; self < 8; ++self) {
+    auto in = healthy(8);
+    for (int r = 0; r < 8; ++r)
+      in.table[r].progress = snap(413, "allreduce", 1 << 20, (r + 7) % 8, "running", 20 + 2 * ((r + 2) % 8), 35);
+    in.self = self;
+    in.failure = core::Status(Code::kDeadlineExceeded, "timed out").withPeer((self + 7) % 8);
+    auto d = diagnoseHang(in);
+    EXPECT_EQ(d.layer, Layer::kHostNetwork) << "self " << self << ": " << d.verdict;
+    EXPECT_EQ(d.culprit.ranks, (std::vector<int>{5, 6})) << "self " << self;
+    EXPECT_EQ(d.culprit.links, std::vector<std::string>{"h2 <-> h3"}) << "self " << self;
+  }
+  // Everyone at the same step: nothing tells the hops apart, so no link is named.
+  auto in = healthy(8);
+  auto d = diagnoseHang(in);
+  EXPECT_NE(d.layer, Layer::kHostNetwork) << d.verdict;
+  EXPECT_EQ(d.confidence, "low");
 }
 
 TEST(HangDiagnosisTest, HeadOfWaitForChainThatIsBusyElsewhere) {
