@@ -26,13 +26,4 @@ struct RankHealth {
   std::string progress;  // the rank's last progress snapshot (flight recorder, JSON)
 };
 
-struct FailureVerdict {
-  std::vector<int> ranks;  // the ranks that stopped answering first (empty: none found)
-  std::string text;        // "rank 2 is frozen: no heartbeat for 5.1 s (stopped or hung)"
-};
-
-// Picks the first rank(s) to fail: gone or frozen ranks, earliest first; aborted ranks only when
-// nobody else failed (they gave up because of someone else). `self` is never blamed.
-FailureVerdict firstFailure(const std::vector<RankHealth>& table, int self);
-
 }  // namespace ccscope::launch

@@ -175,20 +175,6 @@ core::Result<std::vector<RankHealth>> StoreClient::health(Deadline deadline) {
   }
 }
 
-FailureVerdict StoreClient::whoFailed(double settle_seconds) {
-  Deadline settle = Deadline::afterSeconds(settle_seconds);
-  while (true) {
-    auto table = health(Deadline::afterSeconds(2));
-    if (!table)
-      return {{0}, fmt::format("the rendezvous store (hosted by rank 0 or the launcher) is gone: {}",
-                               table.status().message())};
-    FailureVerdict v = firstFailure(*table, rank_);
-    bool only_aborts = !v.ranks.empty() && (*table)[v.ranks[0]].state == RankState::kAborted;
-    if ((!v.ranks.empty() && !only_aborts) || settle.expired()) return v;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-}
-
 void StoreClient::reportAbort(const std::string& reason) {
   std::lock_guard<std::mutex> lock(ctl_mu_);
   Writer w(MsgType::kAbort);

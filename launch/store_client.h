@@ -34,9 +34,8 @@ class StoreClient : public Bootstrap {
   core::Status barrier(const std::string& name, core::Deadline deadline) override;
   core::Result<int64_t> add(const std::string& key, int64_t delta, core::Deadline deadline);
 
+  // Every rank's state as the store sees it (the hang diagnosis reads this).
   core::Result<std::vector<RankHealth>> health(core::Deadline deadline);
-  // Asks the store who failed first; waits up to `settle` for a frozen rank to become visible.
-  FailureVerdict whoFailed(double settle_seconds);
   void reportAbort(const std::string& reason);
   // Called by the heartbeat thread on every beat: the progress snapshot sent with it.
   void setNoteProvider(std::function<std::string()> provider);
