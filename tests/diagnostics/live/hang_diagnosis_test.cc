@@ -93,40 +93,36 @@ TEST(HangDiagnosisTest, TwoHostsWaitingOnEachOtherIsTheirLink) {
   EXPECT_EQ(d.culprit.links, std::vector<std::string>{"h0 <-> h1"});
 }
 
-// A ring whose hop 5 -> 6 stopped delivering: rank 5 finished the collective (its sends sat in
-// socket buffers) and waits on rank 4 in the next one; everyone else waits on its predecessor.
-// Seen from rank 5, the wait-for chain runs all the way round and the dead hop is the last one.
+// An 8-rank ring (two ranks per host) whose hop 5 -> 6 stopped delivering, as diagnosed by rank
+// `self`, which timed out waiting on its predecessor: the link h2 <-> h3 and its two ranks.
+void expectDeadHopFiveToSix(HangInputs in, int self) {
+  in.self = self;
+  in.failure = core::Status(Code::kDeadlineExceeded, "timed out").withPeer((self + 7) % 8);
+  auto d = diagnoseHang(in);
+  EXPECT_EQ(d.layer, Layer::kHostNetwork) << "self " << self << ": " << d.verdict;
+  EXPECT_EQ(d.culprit.ranks, (std::vector<int>{5, 6})) << "self " << self;
+  EXPECT_EQ(d.culprit.links, std::vector<std::string>{"h2 <-> h3"}) << "self " << self;
+}
+
+// Rank 5 finished the collective (its sends sat in socket buffers) and waits on rank 4 in the
+// next one; everyone else waits on its predecessor. Seen from rank 5, the wait-for chain runs
+// all the way round and the dead hop is the last one.
 TEST(HangDiagnosisTest, RingCycleClosingOnThisRankNamesTheDeadHop) {
-  for (int self : {5, 6, 0}) {
-    auto in = healthy(8);
-    in.table[5].progress = snap(42, "allreduce", 1 << 20, 4);
-    in.self = self;
-    in.failure = core::Status(Code::kDeadlineExceeded, "timed out").withPeer((self + 7) % 8);
-    auto d = diagnoseHang(in);
-    EXPECT_EQ(d.layer, Layer::kHostNetwork) << "self " << self << ": " << d.verdict;
-    EXPECT_EQ(d.culprit.ranks, (std::vector<int>{5, 6})) << "self " << self;
-    EXPECT_EQ(d.culprit.links, std::vector<std::string>{"h2 <-> h3"}) << "self " << self;
-  }
+  auto in = healthy(8);
+  in.table[5].progress = snap(42, "allreduce", 1 << 20, 4);
+  for (int self : {5, 6, 0}) expectDeadHopFiveToSix(in, self);
 }
 
 // The same dead hop with every rank still in one collective (seen in CI): rank 6 stalled first,
 // each rank after it one ring step later, and rank 5 ran on until it needed data that passes
 // through rank 6. The hop whose sender is furthest beyond its receiver is the dead one.
 TEST(HangDiagnosisTest, RingCycleInOneCollectiveNamesTheHopWhoseSenderRanFurthest) {
-  for (int self = 0; self < 8; ++self) {
-    auto in = healthy(8);
-    for (int r = 0; r < 8; ++r)
-      in.table[r].progress = snap(413, "allreduce", 1 << 20, (r + 7) % 8, "running", 20 + 2 * ((r + 2) % 8), 35);
-    in.self = self;
-    in.failure = core::Status(Code::kDeadlineExceeded, "timed out").withPeer((self + 7) % 8);
-    auto d = diagnoseHang(in);
-    EXPECT_EQ(d.layer, Layer::kHostNetwork) << "self " << self << ": " << d.verdict;
-    EXPECT_EQ(d.culprit.ranks, (std::vector<int>{5, 6})) << "self " << self;
-    EXPECT_EQ(d.culprit.links, std::vector<std::string>{"h2 <-> h3"}) << "self " << self;
-  }
-  // Everyone at the same step: nothing tells the hops apart, so no link is named.
   auto in = healthy(8);
-  auto d = diagnoseHang(in);
+  for (int r = 0; r < 8; ++r)
+    in.table[r].progress = snap(413, "allreduce", 1 << 20, (r + 7) % 8, "running", 20 + 2 * ((r + 2) % 8), 35);
+  for (int self = 0; self < 8; ++self) expectDeadHopFiveToSix(in, self);
+  // Everyone at the same step: nothing tells the hops apart, so no link is named.
+  auto d = diagnoseHang(healthy(8));
   EXPECT_NE(d.layer, Layer::kHostNetwork) << d.verdict;
   EXPECT_EQ(d.confidence, "low");
 }
