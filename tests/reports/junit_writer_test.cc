@@ -94,5 +94,21 @@ TEST(JunitWriterTest, OneTestcasePerRowOneSuitePerSeries) {
   EXPECT_NE(xml.find("classname=\"ccscope.r.allreduce.shm.tree\""), std::string::npos);
 }
 
+// auto's rows (their `algorithm` is the pick, ring here) are their own suite and class.
+TEST(JunitWriterTest, AutoRowsAreTheirOwnSuiteAndClass) {
+  RunRecords run = testing::sweep("r", {"ring", "auto"});
+  for (Measurement& m : run.rows)
+    if (m.algorithm == "auto") m.algorithm = "ring", m.requested_algorithm = "auto";
+  ReportModel model = buildReportModel({run}, {}, false, Criteria{});
+  std::ostringstream out;
+  writeJunit(model, out);
+  const std::string xml = out.str();
+  size_t suites = 0;
+  for (size_t p = 0; (p = xml.find("<testsuite ", p)) != std::string::npos; ++p) ++suites;
+  EXPECT_EQ(suites, 2u);
+  EXPECT_NE(xml.find("classname=\"ccscope.r.allreduce.shm.auto\""), std::string::npos);
+  EXPECT_NE(xml.find("name=\"allreduce auto shm 8B float sum out-of-place\""), std::string::npos) << xml.substr(0, 600);
+}
+
 }  // namespace
 }  // namespace ccscope::reports
