@@ -42,12 +42,6 @@ std::vector<std::string> splitList(const std::string& s) {
   return out;
 }
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 // Everything a rank would reject is rejected here, once, before any rank starts.
 Status checkAlgorithms(bench::BenchConfig& c) {
   std::vector<std::string> known = c.transport == "mpi" ? std::vector<std::string>{"native"}
@@ -64,7 +58,7 @@ Status checkAlgorithms(bench::BenchConfig& c) {
       return Status(core::Code::kInvalidArgument,
                     fmt::format("unknown algorithm '{}' for {} over {} (available: {}{})", a,
                                 collectives::collectiveName(c.collective), c.transport,
-                                joined(known), c.transport == "mpi" ? "" : "; native needs --transport mpi"));
+                                fmt::join(known, ", "), c.transport == "mpi" ? "" : "; native needs --transport mpi"));
   if (c.transport != "mpi") return Status::ok();
   for (core::DataType t : c.dtypes)
     if (t == core::DataType::kHalf || t == core::DataType::kBfloat16)

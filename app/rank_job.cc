@@ -155,7 +155,8 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
       });
   // One sweep per algorithm, or with --interleave one sweep in which they take turns.
   std::vector<std::vector<std::string>> sweeps;
-  if (cfg.interleave) sweeps.push_back(cfg.algorithms);
+  if (cfg.interleave)
+    sweeps.push_back(cfg.algorithms);
   else
     for (const std::string& algo : cfg.algorithms) sweeps.push_back({algo});
   // CCSCOPE_FLIGHT_RECORDER=0 turns recording off (only to measure what it costs).

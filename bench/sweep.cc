@@ -172,19 +172,23 @@ core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
   // Data-movement collectives have no reduction: one pass, reported as redop "none".
   std::vector<core::ReduceOp> ops = cfg.ops;
   if (!collectives::isReduction(cfg.collective)) ops.resize(1);
-  int total = static_cast<int>(sizes.size() * cfg.dtypes.size() * ops.size() * backends.size()), done = 0;
+  int total = static_cast<int>(sizes.size() * cfg.dtypes.size() * ops.size() * backends.size()),
+      done = 0;
   for (core::DataType dt : cfg.dtypes)
     for (core::ReduceOp rop : ops)
       for (const SizePlan& plan : plans) {
-        uint64_t count = collectives::roundCount(cfg.collective, plan.bytes / core::dataTypeSize(dt), ranks);
+        uint64_t count =
+            collectives::roundCount(cfg.collective, plan.bytes / core::dataTypeSize(dt), ranks);
         std::unique_ptr<collectives::AlltoallvPlan> a2av;
         if (cfg.collective == collectives::Collective::kAlltoallv) {
           CCSCOPE_ASSIGN_OR_RETURN(AlltoallvSpec spec, parseAlltoallvSpec(cfg.a2av));
-          CCSCOPE_ASSIGN_OR_RETURN(collectives::AlltoallvPlan p, makeAlltoallvPlan(spec, ranks, count));
+          CCSCOPE_ASSIGN_OR_RETURN(collectives::AlltoallvPlan p,
+                                   makeAlltoallvPlan(spec, ranks, count));
           a2av = std::make_unique<collectives::AlltoallvPlan>(std::move(p));
         }
         // Test-only fault injection (CCSCOPE_TESTONLY_MISMATCH) at the second size.
-        bool inject = cfg.mismatch_rank == rank && &plan == &plans[std::min<size_t>(1, plans.size() - 1)];
+        bool inject =
+            cfg.mismatch_rank == rank && &plan == &plans[std::min<size_t>(1, plans.size() - 1)];
         if (inject && cfg.mismatch_kind == "count") count += ranks;
         OpConfig op{cfg.collective, count, dt, rop, cfg.root, a2av.get()};
         auto geo = collectives::geometry(op.collective, count, ranks, rank, op.plan);

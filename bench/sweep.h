@@ -17,8 +17,8 @@ namespace ccscope::bench {
 // Runs on every rank (the statistics are collective); only rank 0 should pass a writing sink.
 // A failed collective (deadline, dead peer) ends the sweep with that status; rows already
 // produced have reached the sink.
-core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
-                                           const std::vector<collectives::CollectiveBackend*>& backends,
-                                           reports::ResultSink& sink);
+core::Result<reports::RunSummary> runSweep(
+    const BenchConfig& cfg, const std::vector<collectives::CollectiveBackend*>& backends,
+    reports::ResultSink& sink);
 
 }  // namespace ccscope::bench

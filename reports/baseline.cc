@@ -23,8 +23,8 @@ core::Result<double> parseTolerance(const std::string& text) {
 }
 
 std::string rowKey(const Measurement& m) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", m.collective, askedAlgorithm(m), m.transport, m.ranks,
-                     m.bytes, m.dtype, m.redop, m.root, m.in_place ? "ip" : "oop");
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", m.collective, askedAlgorithm(m), m.transport,
+                     m.ranks, m.bytes, m.dtype, m.redop, m.root, m.in_place ? "ip" : "oop");
 }
 
 std::string rowName(const Measurement& m) {

@@ -30,8 +30,8 @@ std::string hostnameAttr(const RunRecords& run) {
 }
 
 void writeCase(const ReportModel& model, const ReportRow& r, std::ostream& out) {
-  const std::string cls = fmt::format("ccscope.{}.{}.{}.{}", model.runs[r.run].label, r.m.collective,
-                                      r.m.transport, askedAlgorithm(r.m));
+  const std::string cls = fmt::format("ccscope.{}.{}.{}.{}", model.runs[r.run].label,
+                                      r.m.collective, r.m.transport, askedAlgorithm(r.m));
   out << fmt::format("    <testcase name=\"{}\" classname=\"{}\" time=\"{}\"", xmlEscape(rowName(r.m)),
                      xmlEscape(cls), seconds(rowSeconds(r.m)));
   if (!r.failed()) {

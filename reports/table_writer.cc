@@ -16,10 +16,11 @@ void TableWriter::onRun(const RunMetadata& m) {
   std::string algo = interleaved_ ? "  algorithm" : "";
   fmt::print(out_, "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:^32}  {:^32}  {:^15}  {:^15}\n", "",
              "", "", "", "", "out-of-place", "in-place", "out-of-place", "in-place");
-  fmt::print(out_, "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>5}  {:>7}  {:>6}  "
-             "{:>6}  {:>5}  {:>7} {:>7}  {:>7} {:>7}{}\n", "size", "count", "type", "redop", "root",
-             "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "p50", "p99",
-             "p50", "p99", algo);
+  fmt::print(out_,
+             "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>5}  {:>7}  {:>6}  "
+             "{:>6}  {:>5}  {:>7} {:>7}  {:>7} {:>7}{}\n",
+             "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
+             "algbw", "busbw", "#wrong", "p50", "p99", "p50", "p99", algo);
   fmt::print(out_, "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>5}  {:>7}  {:>6}  "
              "{:>6}  {:>5}  {:>7} {:>7}  {:>7} {:>7}\n", "(B)", "(elements)", "", "", "", "(us)",
              "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(us)");

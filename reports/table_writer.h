@@ -22,7 +22,7 @@ class TableWriter : public ResultSink {
   void printRow(const Measurement& oop, const std::optional<Measurement>& ip);
   std::FILE* out_;
   std::optional<Measurement> pending_;  // out-of-place half of the current row
-  bool interleaved_ = false;             // rows of several algorithms alternate: name each
+  bool interleaved_ = false;            // rows of several algorithms alternate: name each
 };
 
 }  // namespace ccscope::reports

@@ -206,8 +206,9 @@ Status answerClockSkew(transports::Transport& t, const ProbeOptions& o, double a
     CCSCOPE_ASSIGN_OR_RETURN(auto rr, t.postRecv(0, kTagClock, io.mr, 0, sizeof(int64_t)));
     CCSCOPE_RETURN_IF_ERROR(t.wait(rr, d));
     if (io.words[0] != i)  // rank 0 numbers its rounds: a lost or repeated message shows here
-      return Status(core::Code::kInternal,
-                    fmt::format("clock exchange out of step: round {} arrived as round {}", i, io.words[0]));
+      return Status(
+          core::Code::kInternal,
+          fmt::format("clock exchange out of step: round {} arrived as round {}", i, io.words[0]));
     if (i == 0) d = Deadline::afterSeconds(o.timeout_s);
     io.words[1] = wallClockNs() + shift_ns;
     CCSCOPE_RETURN_IF_ERROR(io.send(0, sizeof(int64_t), d));

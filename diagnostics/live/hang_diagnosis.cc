@@ -140,7 +140,9 @@ Diagnosis starvedLink(const RankHealth& x, const RankHealth& y) {
 }
 
 // How far a rank is through its operation (0..1), or -1 where unknown.
-double through(const Snapshot* s) { return s && s->steps > 0 ? static_cast<double>(s->step) / s->steps : -1; }
+double through(const Snapshot* s) {
+  return s && s->steps > 0 ? static_cast<double>(s->step) / s->steps : -1;
+}
 
 // Walks "x waits on y" from this rank. The first hop whose data is not arriving from a live
 // sender is a dead path; a rank that waits on nobody and is not ahead is the head (it is not
@@ -174,10 +176,12 @@ std::optional<Diagnosis> waitFor(const HangInputs& in, const std::map<int, Snaps
       for (size_t i = 0; i < cycle.size(); ++i) {
         const Snapshot *a = snap(cycle[i]), *b = snap(cycle[(i + 1) % cycle.size()]);
         if (!a || !b || a->seq != b->seq || through(a) < 0 || through(b) < 0) continue;
-        if (double gap = through(b) - through(a); gap > best_gap) best_gap = gap, best = static_cast<int>(i);
+        if (double gap = through(b) - through(a); gap > best_gap)
+          best_gap = gap, best = static_cast<int>(i);
       }
       if (best < 0) return std::nullopt;
-      const RankHealth *ha = healthOf(in, cycle[best]), *hb = healthOf(in, cycle[(best + 1) % cycle.size()]);
+      const RankHealth *ha = healthOf(in, cycle[best]),
+                       *hb = healthOf(in, cycle[(best + 1) % cycle.size()]);
       return ha && hb ? std::optional<Diagnosis>(starvedLink(*ha, *hb)) : std::nullopt;
     }
     if (waitsOn(y) < 0) {

@@ -3,13 +3,13 @@
 // warm-ups, measurements and turns, not a collective).
 #include "bench/sweep.h"
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace ccscope::bench {
 namespace {
@@ -18,7 +18,8 @@ using core::Status;
 
 class CountingBackend : public collectives::CollectiveBackend {
  public:
-  CountingBackend(std::string name, std::chrono::microseconds per_run) : name_(std::move(name)), per_run_(per_run) {}
+  CountingBackend(std::string name, std::chrono::microseconds per_run)
+      : name_(std::move(name)), per_run_(per_run) {}
   std::string algorithm() const override { return name_; }
   std::string transport() const override { return "none"; }
   int rank() const override { return 0; }
@@ -63,7 +64,8 @@ class CountingBackend : public collectives::CollectiveBackend {
 class OrderSink : public reports::ResultSink {
  public:
   void onMeasurement(const reports::Measurement& m) override {
-    rows.push_back(m.requested_algorithm + "@" + std::to_string(m.bytes) + (m.in_place ? "ip" : ""));
+    rows.push_back(m.requested_algorithm + "@" + std::to_string(m.bytes) +
+                   (m.in_place ? "ip" : ""));
   }
   std::vector<std::string> rows;
 };
@@ -119,9 +121,10 @@ TEST(SweepTest, SeveralBackendsTakeTurnsAtEachSize) {
   OrderSink sink;
   auto summary = runSweep(cfg, {&a, &t}, sink);
   ASSERT_TRUE(summary.isOk()) << summary.status().toString();
-  EXPECT_EQ(sink.rows, (std::vector<std::string>{"ring@1024", "ring@1024ip", "tree@1024", "tree@1024ip",
-                                                 "ring@2048", "ring@2048ip", "tree@2048", "tree@2048ip",
-                                                 "ring@4096", "ring@4096ip", "tree@4096", "tree@4096ip"}));
+  EXPECT_EQ(sink.rows,
+            (std::vector<std::string>{"ring@1024", "ring@1024ip", "tree@1024", "tree@1024ip",
+                                      "ring@2048", "ring@2048ip", "tree@2048", "tree@2048ip",
+                                      "ring@4096", "ring@4096ip", "tree@4096", "tree@4096ip"}));
   EXPECT_EQ(summary->rows, 12);
   // Each backend gets its own cold start at the first size.
   EXPECT_GT(a.runsPerCount()[0].second, runsPerSize(cfg));

@@ -107,7 +107,8 @@ TEST(JunitWriterTest, AutoRowsAreTheirOwnSuiteAndClass) {
   for (size_t p = 0; (p = xml.find("<testsuite ", p)) != std::string::npos; ++p) ++suites;
   EXPECT_EQ(suites, 2u);
   EXPECT_NE(xml.find("classname=\"ccscope.r.allreduce.shm.auto\""), std::string::npos);
-  EXPECT_NE(xml.find("name=\"allreduce auto shm 8B float sum out-of-place\""), std::string::npos) << xml.substr(0, 600);
+  EXPECT_NE(xml.find("name=\"allreduce auto shm 8B float sum out-of-place\""), std::string::npos)
+      << xml.substr(0, 600);
 }
 
 }  // namespace

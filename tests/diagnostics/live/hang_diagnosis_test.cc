@@ -13,11 +13,12 @@ using core::Layer;
 using launch::RankHealth;
 using launch::RankState;
 
-std::string snap(uint64_t seq, const char* op, uint64_t bytes, int peer, const char* state = "running",
-                 int step = 3, int steps = 10) {
-  return nlohmann::json{{"seq", seq}, {"op", op}, {"algo", "ring"}, {"dtype", "float"}, {"bytes", bytes},
-                        {"state", state}, {"step", step}, {"steps", steps}, {"peer", peer},
-                        {"expected", 1024}, {"moved", 0}, {"idle_ms", 5000}}.dump();
+std::string snap(uint64_t seq, const char* op, uint64_t bytes, int peer,
+                 const char* state = "running", int step = 3, int steps = 10) {
+  return nlohmann::json{{"seq", seq},     {"op", op},         {"algo", "ring"}, {"dtype", "float"},
+                        {"bytes", bytes}, {"state", state},   {"step", step},   {"steps", steps},
+                        {"peer", peer},   {"expected", 1024}, {"moved", 0},     {"idle_ms", 5000}}
+      .dump();
 }
 
 // n healthy ranks on hosts h0.. (two ranks per host), all in the same allreduce, waiting on r-1.
@@ -119,7 +120,8 @@ TEST(HangDiagnosisTest, RingCycleClosingOnThisRankNamesTheDeadHop) {
 TEST(HangDiagnosisTest, RingCycleInOneCollectiveNamesTheHopWhoseSenderRanFurthest) {
   auto in = healthy(8);
   for (int r = 0; r < 8; ++r)
-    in.table[r].progress = snap(413, "allreduce", 1 << 20, (r + 7) % 8, "running", 20 + 2 * ((r + 2) % 8), 35);
+    in.table[r].progress =
+        snap(413, "allreduce", 1 << 20, (r + 7) % 8, "running", 20 + 2 * ((r + 2) % 8), 35);
   for (int self = 0; self < 8; ++self) expectDeadHopFiveToSix(in, self);
   // Everyone at the same step: nothing tells the hops apart, so no link is named.
   auto d = diagnoseHang(healthy(8));
