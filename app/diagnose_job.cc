@@ -212,14 +212,28 @@ void clockSkew(RankState& st, transports::Transport* t, bool connected) {
       diagnostics::judgeClockSkew(measured, st.hosts, st.o.probe.max_clock_skew_s));
 }
 
+// Every pair once; then, as rank 0 plans, a second pass over the pairs the first found slow.
 void pairs(RankState& st, transports::Transport* t, bool connected) {
+  const double n = st.c.size(), timeout_s = st.o.probe.timeout_s;
   json mine = connected ? diagnostics::measurePairs(*t, st.hosts, st.o.probe) : json::array();
   st.post("pairs", mine);
-  // Pairs run one after another: a rank with many slow pairs may need up to n probe deadlines.
-  if (!st.root()) return;
-  st.pairs =
-      st.collect("pairs", Layer::kHostNetwork, "pairs", st.o.probe.timeout_s * (st.c.size() + 1));
-  st.results.push_back(diagnostics::judgePairs(st.pairs, st.hosts));
+  json plan;
+  if (st.root()) {
+    // Pairs run one after another: a rank with many slow pairs may need up to n probe deadlines.
+    st.pairs = st.collect("pairs", Layer::kHostNetwork, "pairs", timeout_s * (n + 1));
+    plan = diagnostics::pairsToRecheck(st.pairs, st.hosts);
+    st.post("pairplan", plan);
+  } else {
+    plan = st.fromRoot("pairplan", timeout_s * (n + 3));
+  }
+  if (plan.is_array() && !plan.empty()) {
+    st.post("pairs2", connected ? diagnostics::measurePairs(*t, st.hosts, st.o.probe, plan)
+                                : json::array());
+    if (st.root())
+      diagnostics::mergeRecheck(
+          st.pairs, st.collect("pairs2", Layer::kHostNetwork, "pairs", timeout_s * (n + 1)));
+  }
+  if (st.root()) st.results.push_back(diagnostics::judgePairs(st.pairs, st.hosts));
 }
 
 bool oneHost(const std::vector<std::string>& hosts) {
@@ -307,7 +321,7 @@ void bisect(RankState& st, TransportSet& ts, const json& plan) {
     if (st.root())
       st.results.push_back(diagnostics::judgeRingHops(
           st.collect("hops-" + name, Layer::kHostNetwork, "ring hops over " + name,
-                     st.o.probe.timeout_s * (st.c.size() + 3)),
+                     st.o.probe.timeout_s * (2 * st.c.size() + 3)),
           st.hosts, name, reason));
   }
 }
@@ -332,9 +346,10 @@ void collectives(RankState& st, std::unique_ptr<transports::Transport>& tcp, boo
 
 int finish(RankState& st, Rendezvous& rv) {
   if (!st.root()) {  // every rank exits with the verdict rank 0 reached
-    // Rank 0 may still gather a late rank's results, a probe deadline or a few each.
+    // Rank 0 may still gather a late rank's results (two passes of ring hops), a probe deadline
+    // or a few each.
     auto v =
-        st.c.get("diag/verdict", Deadline::afterSeconds(st.o.probe.timeout_s * (st.c.size() + 6)));
+        st.c.get("diag/verdict", Deadline::afterSeconds(st.o.probe.timeout_s * (2 * st.c.size() + 6)));
     st.c.finish();
     return v ? std::atoi(v->c_str()) : kExitHang;
   }

@@ -37,8 +37,10 @@ std::string bisectionReason(const std::vector<nlohmann::json>& per_rank,
                             const std::vector<std::string>& hosts, double pair_median_gbps);
 
 // Every rank: `bytes` over each ring hop r -> r+1 in hop order, best of a few runs, each hop
-// under the probe deadline. Returns this rank's records: [{"hop", "role": "send"|"recv",
-// "peer", "ok", "gbps" (sender), "error"}].
+// under the probe deadline; then a second pass over the hops that did not fail, so a hop is only
+// slow when it is slow twice. Returns this rank's records: [{"hop", "role": "send"|"recv",
+// "peer", "ok", "gbps" (sender: best of all passes), "passes" (sender: each pass's best),
+// "error"}].
 nlohmann::json measureRingHops(transports::Transport& t, const ProbeOptions& o, size_t bytes);
 
 // Rank 0: the hop that failed (layer host-network between two hosts, library on one host) or,

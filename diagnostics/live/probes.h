@@ -18,7 +18,7 @@ namespace ccscope::diagnostics {
 struct ProbeOptions {
   double timeout_s = 5;        // per probe
   std::string ifname;          // tcp: interface the job would use
-  size_t burst_bytes = 256 << 10;  // enough to tell a 10 Mbit/s link from a healthy one
+  size_t burst_bytes = 256 << 10;  // the pair probe's first burst; it grows on fast links
   double max_clock_skew_s = 2;     // --max-clock-skew
   // Test-only (CCSCOPE_TESTONLY_CLOCK_OFFSET=rank:seconds): that rank reports a shifted clock.
   int testonly_clock_offset_rank = -1;
@@ -45,10 +45,22 @@ nlohmann::json localFacts(const ProbeOptions& o);
 std::vector<ProbeResult> judgeLocalFacts(const std::vector<nlohmann::json>& facts,
                                          const std::vector<std::string>& hosts);
 
-// Every rank: ping-pong and a burst each way with every other rank on another host (all ranks
-// if the job is on one host), in one global pair order; returns this rank's measurements.
+// Every rank: ping-pong and bursts each way with every other rank on another host (all ranks
+// if the job is on one host), in one global pair order; the bursts start at o.burst_bytes and
+// grow until one takes 2 ms (at most 16 MiB). With `only` (an array of [a, b], a < b), just
+// those pairs: the second pass. Returns the measurements of the pairs this rank leads (the
+// lower rank): {"peer", "ok", "rtt_us", "burst_bytes", "fwd_gbps", "back_gbps", "error"}.
 nlohmann::json measurePairs(transports::Transport& t, const std::vector<std::string>& hosts,
-                            const ProbeOptions& o);
+                            const ProbeOptions& o, const nlohmann::json& only = nullptr);
+// Rank 0: the pairs the first pass found slow that deserve a second pass, as [[a, b], ...]: a
+// busy host can delay one pass's few milliseconds on a pair, so a pair is only slow when it is
+// slow twice. Not a pair whose best burst took 50 ms or more (slow for certain, and measuring
+// a throttled link again costs seconds), nor one with a rank that failed a pair.
+nlohmann::json pairsToRecheck(const std::vector<nlohmann::json>& per_rank,
+                              const std::vector<std::string>& hosts);
+// Rank 0: folds the second pass into the first: each direction's better rate, and "passes":
+// [[fwd, back], ...]; a pair that failed the second time takes that failure.
+void mergeRecheck(std::vector<nlohmann::json>& per_rank, const std::vector<nlohmann::json>& second);
 // Rank 0: unreachable, slow and asymmetric pairs from every rank's measurements.
 ProbeResult judgePairs(const std::vector<nlohmann::json>& per_rank, const std::vector<std::string>& hosts);
 // The median bandwidth (GB/s) of every pair direction measured; 0 when none was.
