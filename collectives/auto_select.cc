@@ -33,6 +33,10 @@ constexpr int kMaxIters = 200, kMaxWarmIters = 20;
 constexpr double kBudgetSeconds = 1.0;
 constexpr double kPruneFactor = 3.0;
 constexpr double kPruneFromBytes = 1 << 20;  // below, latency decides: a slow start says nothing
+// closeCandidates(): within this factor of the model's pick, at most this many, in this time.
+constexpr double kCloseFactor = 1.5;
+constexpr size_t kMaxClose = 3;
+constexpr double kCloseBudgetSeconds = 0.5;
 
 // The middle value (the upper one of an even count); v is not empty.
 double median(std::vector<double> v) {
@@ -209,7 +213,66 @@ std::string Choice::explain() const {
   std::string out;
   for (const auto& [name, s] : predicted_s)
     out += fmt::format("{}{} {:.1f} us", out.empty() ? "" : " < ", name, s * 1e6);
+  for (size_t i = 0; i < timed_s.size(); ++i)
+    out += fmt::format("{}{} {:.1f} us", i == 0 ? "; timed at this size: " : " < ",
+                       timed_s[i].first, timed_s[i].second * 1e6);
   return out;
+}
+
+std::vector<std::string> closeCandidates(const Choice& ch) {
+  std::vector<std::string> out;
+  if (ch.predicted_s.size() < 2) return out;
+  const double cheapest = ch.predicted_s.front().second;
+  double cost = 0;
+  for (const auto& [name, s] : ch.predicted_s) {
+    const double mine = (kRounds * batch(s, kMaxIters) + kRounds) * s;
+    if (s > kCloseFactor * cheapest || out.size() == kMaxClose || cost + mine > kCloseBudgetSeconds)
+      break;
+    out.push_back(name);
+    cost += mine;
+  }
+  if (out.size() < 2) out.clear();
+  return out;
+}
+
+Status timeClose(Choice& ch, Collective c, const std::vector<std::string>& names,
+                 const TimeAtSize& time, const std::function<Status(std::span<double>)>& max_over_ranks) {
+  const size_t n = names.size();
+  if (n < 2) return Status::ok();
+  std::vector<const AlgorithmInfo*> algos;
+  for (const std::string& name : names) {
+    const AlgorithmInfo* a = findAlgorithm(c, name);
+    if (!a) return Status(core::Code::kInternal, "auto: no algorithm " + name);
+    algos.push_back(a);
+  }
+  // As measureCandidates: round 0 warms up and sets the batch from the slowest rank's time;
+  // rounds 1-3 take turns, forwards and backwards.
+  std::vector<int> iters(n, 1);
+  for (size_t k = 0; k < n; ++k) {
+    auto predicted = std::find_if(ch.predicted_s.begin(), ch.predicted_s.end(),
+                                  [&](auto& p) { return p.first == names[k]; });
+    double per_op = predicted == ch.predicted_s.end() ? 1e-3 : predicted->second;
+    CCSCOPE_ASSIGN_OR_RETURN(double warm, time(*algos[k], batch(per_op, kMaxWarmIters)));
+    CCSCOPE_RETURN_IF_ERROR(max_over_ranks(std::span<double>(&warm, 1)));
+    iters[k] = batch(warm, kMaxIters);
+  }
+  std::vector<double> t(kRounds * n, 0.0);
+  for (int round = 1; round < kRounds; ++round)
+    for (size_t i = 0; i < n; ++i) {
+      const size_t k = round % 2 ? i : n - 1 - i;
+      CCSCOPE_ASSIGN_OR_RETURN(t[round * n + k], time(*algos[k], iters[k]));
+    }
+  CCSCOPE_RETURN_IF_ERROR(max_over_ranks(t));
+  ch.timed_s.clear();
+  for (size_t k = 0; k < n; ++k) {
+    std::vector<double> mine;
+    for (int round = 1; round < kRounds; ++round) mine.push_back(t[round * n + k]);
+    ch.timed_s.emplace_back(names[k], median(mine));
+  }
+  std::stable_sort(ch.timed_s.begin(), ch.timed_s.end(),
+                   [](auto& x, auto& y) { return x.second < y.second; });
+  ch.algo = findAlgorithm(c, ch.timed_s.front().first);
+  return Status::ok();
 }
 
 }  // namespace ccscope::collectives

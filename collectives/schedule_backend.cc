@@ -99,6 +99,19 @@ Status ScheduleBackend::prepare(const OpConfig& cfg) {
                    static_cast<double>(core::dataTypeSize(cfg.dtype));
     CCSCOPE_ASSIGN_OR_RETURN(const Corrections* measured, corrections(cfg));
     Choice ch = choose(cfg.collective, size(), bytes, calibration_.cost, measured);
+    // Close candidates are timed at this very size, as the rows will run it (not with an
+    // all-to-allv plan or a broadcast root other than 0: timeAlgorithm runs neither).
+    if (!cfg.plan && (cfg.collective != Collective::kBroadcast || cfg.root == 0)) {
+      std::vector<std::string> close = closeCandidates(ch);
+      CCSCOPE_RETURN_IF_ERROR(timeClose(
+          ch, cfg.collective, close,
+          [&](const AlgorithmInfo& a, int iters) {
+            return timeAlgorithm(a, cfg, cfg.count, iters);
+          },
+          [&](std::span<double> v) {
+            return maxDoubles(v, core::Deadline::afterSeconds(opts_.timeout_s));
+          }));
+    }
     algo = ch.algo;
     choice_note_ =
         fmt::format("auto picked {} (model calibrated in {:.2f} s, {} sizes measured): {}",

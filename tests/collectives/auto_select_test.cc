@@ -225,5 +225,73 @@ TEST(MeasureCandidatesTest, AFailedRunFailsTheCalibration) {
   EXPECT_NE(got.status().toString().find("peer 3 exited"), std::string::npos);
 }
 
+Choice predicted(std::vector<std::pair<std::string, double>> p) {
+  Choice ch;
+  ch.predicted_s = std::move(p);
+  ch.algo = findAlgorithm(Collective::kAllreduce, ch.predicted_s.front().first);
+  return ch;
+}
+
+TEST(CloseCandidatesTest, ThoseWithinOneAndAHalfOfThePickAsTheBudgetAllows) {
+  // 10 us each: cheap to time; tree and rabenseifner within 1.5x, recursive doubling not.
+  auto ch = predicted({{"ring", 10e-6}, {"tree", 12e-6}, {"rabenseifner", 14e-6},
+                       {"recursive_doubling", 16e-6}});
+  EXPECT_EQ(closeCandidates(ch), (std::vector<std::string>{"ring", "tree", "rabenseifner"}));
+  // A clear winner: the model decides alone.
+  EXPECT_TRUE(closeCandidates(predicted({{"ring", 10e-6}, {"tree", 30e-6}})).empty());
+  // 60 ms each: four rounds (a warm-up and three) of a warm-up run and one timed run cost
+  // 0.48 s a candidate, so only one fits the 0.5 s: nothing to compare it with.
+  EXPECT_TRUE(closeCandidates(predicted({{"ring", 60e-3}, {"tree", 61e-3}})).empty());
+  // 30 ms each: two fit (0.48 s), the third would not.
+  EXPECT_EQ(closeCandidates(predicted({{"ring", 30e-3}, {"tree", 31e-3}, {"rabenseifner", 32e-3}})),
+            (std::vector<std::string>{"ring", "tree"}));
+}
+
+TEST(TimeCloseTest, TheFastestAtTheSizeWinsAndTheNoteSaysSo) {
+  auto ch = predicted({{"ring", 10e-6}, {"tree", 12e-6}, {"rabenseifner", 14e-6}});
+  std::map<std::string, double> truth = {{"ring", 9e-6}, {"tree", 6e-6}, {"rabenseifner", 8e-6}};
+  std::vector<std::pair<std::string, int>> calls;
+  TimeAtSize time = [&](const AlgorithmInfo& a, int iters) -> core::Result<double> {
+    calls.emplace_back(a.name, iters);
+    return truth[a.name];
+  };
+  ASSERT_TRUE(timeClose(ch, Collective::kAllreduce, closeCandidates(ch), time, identity).isOk());
+  EXPECT_EQ(std::string(ch.algo->name), "tree");
+  ASSERT_EQ(ch.timed_s.size(), 3u);
+  EXPECT_EQ(ch.timed_s[0].first, "tree");
+  EXPECT_EQ(ch.timed_s[1].first, "rabenseifner");
+  EXPECT_EQ(ch.explain(),
+            "ring 10.0 us < tree 12.0 us < rabenseifner 14.0 us; timed at this size: tree 6.0 us "
+            "< rabenseifner 8.0 us < ring 9.0 us");
+  // A warm-up round, then three rounds taking turns forwards and backwards; the batches fill
+  // 2 ms by the warm-up's time.
+  ASSERT_EQ(calls.size(), 12u);
+  std::vector<std::string> order;
+  for (auto& c : calls) order.push_back(c.first);
+  EXPECT_EQ(order, (std::vector<std::string>{"ring", "tree", "rabenseifner", "ring", "tree",
+                                             "rabenseifner", "rabenseifner", "tree", "ring",
+                                             "ring", "tree", "rabenseifner"}));
+  EXPECT_EQ(calls[4].second, 200) << "2 ms of 6 us runs, at most 200";
+}
+
+TEST(TimeCloseTest, TheSlowestRanksTimesDecideAndAFailureIsReturned) {
+  auto ch = predicted({{"ring", 10e-6}, {"tree", 12e-6}});
+  TimeAtSize time = [](const AlgorithmInfo& a, int) -> core::Result<double> {
+    return std::string(a.name) == "ring" ? 5e-6 : 7e-6;
+  };
+  // Another rank saw ring at 20 us: the reduction (max over ranks) makes tree the pick.
+  auto max_over_ranks = [](std::span<double> v) {
+    for (double& x : v)
+      if (x == 5e-6) x = 20e-6;
+    return Status::ok();
+  };
+  ASSERT_TRUE(timeClose(ch, Collective::kAllreduce, {"ring", "tree"}, time, max_over_ranks).isOk());
+  EXPECT_EQ(std::string(ch.algo->name), "tree");
+  TimeAtSize broken = [](const AlgorithmInfo&, int) -> core::Result<double> {
+    return Status(core::Code::kUnavailable, "peer 3 exited");
+  };
+  EXPECT_FALSE(timeClose(ch, Collective::kAllreduce, {"ring", "tree"}, broken, identity).isOk());
+}
+
 }  // namespace
 }  // namespace ccscope::collectives

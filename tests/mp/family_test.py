@@ -87,11 +87,23 @@ def case_auto(h, binary, mpirun, transport, n):
             seconds, anchors = float(m.group(2)), int(m.group(3))
             check(r["algorithm"] == picked,
                   f"{coll}: row algorithm {r['algorithm']}, note says {picked}")
-            predicted = PREDICTION.findall(explained)
-            check(predicted and predicted[0][0] == picked,
-                  f"{coll}: the pick is not the cheapest predicted: {explained}")
+            # "model ...; timed at this size: ..." when close candidates were timed at the size:
+            # then the fastest timed is the pick, and the model's pick was among those timed.
+            model, _, timed_part = explained.partition("; timed at this size: ")
+            predicted = PREDICTION.findall(model)
+            timed = PREDICTION.findall(timed_part)
+            check(predicted, f"{coll}: no predictions: {explained}")
             times = [float(t) for _, t in predicted]
             check(times == sorted(times), f"{coll}: predictions not cheapest first: {explained}")
+            if timed:
+                check(timed[0][0] == picked, f"{coll}: the pick is not the fastest timed: {explained}")
+                check([float(t) for _, t in timed] == sorted(float(t) for _, t in timed),
+                      f"{coll}: timed candidates not fastest first: {explained}")
+                check(predicted[0][0] in [a for a, _ in timed] and len(timed) >= 2,
+                      f"{coll}: the model's pick was not timed against another: {explained}")
+            else:
+                check(predicted[0][0] == picked,
+                      f"{coll}: the pick is not the cheapest predicted: {explained}")
             check(seconds < 2.0, f"{coll}: calibration took {seconds} s (goal < 2 s)")
             if coll != "sendrecv" and n > 1:
                 check(len(predicted) >= 2, f"{coll}: only one candidate predicted: {explained}")
