@@ -34,9 +34,15 @@ constexpr double kBudgetSeconds = 1.0;
 constexpr double kPruneFactor = 3.0;
 constexpr double kPruneFromBytes = 1 << 20;  // below, latency decides: a slow start says nothing
 // closeCandidates(): within this factor of the model's pick, at most this many, in this time.
+// timeClose(): a warm-up round and five timed rounds of batches filling 10 ms. Two close
+// algorithms differ by less than the anchors' spread, so the decision needs more runs than an
+// anchor's: with 3 rounds of one run each at 4 MiB, reduce-scatter's pick changed from one
+// process to the next although ring's rows were faster in most.
 constexpr double kCloseFactor = 1.5;
 constexpr size_t kMaxClose = 3;
 constexpr double kCloseBudgetSeconds = 0.5;
+constexpr int kCloseRounds = 6;
+constexpr double kCloseBatchSeconds = 10e-3;
 
 // The middle value (the upper one of an even count); v is not empty.
 double median(std::vector<double> v) {
@@ -44,9 +50,9 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Back-to-back runs of `per_op` seconds that fill a batch.
-int batch(double per_op, int most) {
-  return static_cast<int>(std::clamp(kBatchSeconds / std::max(per_op, 1e-9), 1.0, double(most)));
+// Back-to-back runs of `per_op` seconds that fill a batch of `seconds`.
+int batch(double per_op, int most, double seconds = kBatchSeconds) {
+  return static_cast<int>(std::clamp(seconds / std::max(per_op, 1e-9), 1.0, double(most)));
 }
 
 // Time per round of "send to the right, receive from the left" with `bytes` each way.
@@ -214,7 +220,9 @@ std::string Choice::explain() const {
   for (const auto& [name, s] : predicted_s)
     out += fmt::format("{}{} {:.1f} us", out.empty() ? "" : " < ", name, s * 1e6);
   for (size_t i = 0; i < timed_s.size(); ++i)
-    out += fmt::format("{}{} {:.1f} us", i == 0 ? "; timed at this size: " : " < ",
+    out += fmt::format("{}{} {:.1f} us",
+                       i == 0 ? fmt::format("; timed at this size in {:.2f} s: ", timing_seconds)
+                              : " < ",
                        timed_s[i].first, timed_s[i].second * 1e6);
   return out;
 }
@@ -225,7 +233,7 @@ std::vector<std::string> closeCandidates(const Choice& ch) {
   const double cheapest = ch.predicted_s.front().second;
   double cost = 0;
   for (const auto& [name, s] : ch.predicted_s) {
-    const double mine = (kRounds * batch(s, kMaxIters) + kRounds) * s;
+    const double mine = kCloseRounds * (batch(s, kMaxIters, kCloseBatchSeconds) + 1) * s;
     if (s > kCloseFactor * cheapest || out.size() == kMaxClose || cost + mine > kCloseBudgetSeconds)
       break;
     out.push_back(name);
@@ -239,6 +247,7 @@ Status timeClose(Choice& ch, Collective c, const std::vector<std::string>& names
                  const TimeAtSize& time, const std::function<Status(std::span<double>)>& max_over_ranks) {
   const size_t n = names.size();
   if (n < 2) return Status::ok();
+  const int64_t start = core::nowNs();
   std::vector<const AlgorithmInfo*> algos;
   for (const std::string& name : names) {
     const AlgorithmInfo* a = findAlgorithm(c, name);
@@ -246,7 +255,7 @@ Status timeClose(Choice& ch, Collective c, const std::vector<std::string>& names
     algos.push_back(a);
   }
   // As measureCandidates: round 0 warms up and sets the batch from the slowest rank's time;
-  // rounds 1-3 take turns, forwards and backwards.
+  // the timed rounds take turns, forwards and backwards.
   std::vector<int> iters(n, 1);
   for (size_t k = 0; k < n; ++k) {
     auto predicted = std::find_if(ch.predicted_s.begin(), ch.predicted_s.end(),
@@ -254,10 +263,10 @@ Status timeClose(Choice& ch, Collective c, const std::vector<std::string>& names
     double per_op = predicted == ch.predicted_s.end() ? 1e-3 : predicted->second;
     CCSCOPE_ASSIGN_OR_RETURN(double warm, time(*algos[k], batch(per_op, kMaxWarmIters)));
     CCSCOPE_RETURN_IF_ERROR(max_over_ranks(std::span<double>(&warm, 1)));
-    iters[k] = batch(warm, kMaxIters);
+    iters[k] = batch(warm, kMaxIters, kCloseBatchSeconds);
   }
-  std::vector<double> t(kRounds * n, 0.0);
-  for (int round = 1; round < kRounds; ++round)
+  std::vector<double> t(kCloseRounds * n, 0.0);
+  for (int round = 1; round < kCloseRounds; ++round)
     for (size_t i = 0; i < n; ++i) {
       const size_t k = round % 2 ? i : n - 1 - i;
       CCSCOPE_ASSIGN_OR_RETURN(t[round * n + k], time(*algos[k], iters[k]));
@@ -266,12 +275,13 @@ Status timeClose(Choice& ch, Collective c, const std::vector<std::string>& names
   ch.timed_s.clear();
   for (size_t k = 0; k < n; ++k) {
     std::vector<double> mine;
-    for (int round = 1; round < kRounds; ++round) mine.push_back(t[round * n + k]);
+    for (int round = 1; round < kCloseRounds; ++round) mine.push_back(t[round * n + k]);
     ch.timed_s.emplace_back(names[k], median(mine));
   }
   std::stable_sort(ch.timed_s.begin(), ch.timed_s.end(),
                    [](auto& x, auto& y) { return x.second < y.second; });
   ch.algo = findAlgorithm(c, ch.timed_s.front().first);
+  ch.timing_seconds = (core::nowNs() - start) / 1e9;
   return Status::ok();
 }
 

@@ -71,8 +71,9 @@ struct Choice {
   const AlgorithmInfo* algo = nullptr;
   std::vector<std::pair<std::string, double>> predicted_s;  // every candidate, cheapest first
   std::vector<std::pair<std::string, double>> timed_s;      // timed at the size, fastest first
+  double timing_seconds = 0;                                // how long timing them took
   // "rabenseifner 12.1 us < ring 15.3 us < tree 20.0 us", then, when candidates were timed at
-  // the size itself, "; timed at this size: ring 14.0 us < rabenseifner 14.9 us".
+  // the size itself, "; timed at this size in 0.03 s: ring 14.0 us < rabenseifner 14.9 us".
   std::string explain() const;
 };
 
@@ -82,7 +83,7 @@ Choice choose(Collective c, int ranks, double bytes, const CostParams& cost,
 
 // The candidates worth timing at the size itself before the first row: the model's pick and
 // those predicted within 1.5x of it, cheapest first, at most three and as many as timing them
-// (a warm-up and three rounds of batches of at least 2 ms) is predicted to take in 0.5 s. Anchors are a few sizes, the model
+// (a warm-up and five rounds of batches of at least 10 ms) is predicted to take in 0.5 s. Anchors are a few sizes, the model
 // interpolates between them and holds flat beyond the last, and which of two close algorithms
 // is faster can change from one process to the next (docs/algorithms.md): timing the close
 // ones where the rows run settles what the model cannot. Empty: the model's pick stands.
@@ -92,8 +93,8 @@ std::vector<std::string> closeCandidates(const Choice& ch);
 // after one warm-up run.
 using TimeAtSize = std::function<core::Result<double>(const AlgorithmInfo& algo, int iters)>;
 
-// Times `names` (closeCandidates) at the size: a warm-up round sets each batch, then three
-// rounds taking turns; the slowest rank's time counts and the median of the rounds decides.
+// Times `names` (closeCandidates) at the size: a warm-up round sets each batch (10 ms), then
+// five rounds taking turns; the slowest rank's time counts and the median of the rounds decides.
 // Sets ch.timed_s and picks the fastest as ch.algo. Every rank must call it alike.
 core::Status timeClose(Choice& ch, Collective c, const std::vector<std::string>& names,
                        const TimeAtSize& time,

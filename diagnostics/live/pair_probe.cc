@@ -2,6 +2,7 @@
 // burst each way over the transport the job uses, in one global pair order so no coordination
 // is needed beyond per-pair FIFO messages.
 #include <algorithm>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -106,6 +107,26 @@ std::string passesNote(const json& r) {
   return fmt::format(" at best in {} passes ({} GB/s)", each.size(), fmt::join(each, ", "));
 }
 
+// Several pairs named, every one of them through the same host: that host's link is the likely
+// culprit, not every rank at the other ends. The culprit becomes that host and its ranks; the
+// links stay as they are (each says which pair).
+void narrowToCommonHost(ProbeResult& res, const std::vector<std::pair<int, int>>& problems,
+                        const std::vector<std::string>& hosts) {
+  if (problems.size() < 2) return;
+  std::vector<std::string> common;
+  for (const std::string& h : std::set<std::string>(hosts.begin(), hosts.end()))
+    if (std::all_of(problems.begin(), problems.end(),
+                    [&](auto& p) { return hosts[p.first] == h || hosts[p.second] == h; }))
+      common.push_back(h);
+  if (common.size() != 1) return;  // none, or all between the same two hosts (one link)
+  std::set<int> ranks;
+  for (auto [a, b] : problems)
+    for (int r : {a, b})
+      if (hosts[r] == common[0]) ranks.insert(r);
+  res.culprit.ranks.assign(ranks.begin(), ranks.end());
+  res.culprit.hosts = common;
+}
+
 }  // namespace
 
 double pairMedianGbps(const std::vector<json>& per_rank) { return medianOf(pairBandwidths(per_rank)); }
@@ -192,6 +213,7 @@ ProbeResult judgePairs(const std::vector<json>& per_rank, const std::vector<std:
   bool one_host = std::all_of(hosts.begin(), hosts.end(), [&](auto& h) { return h == hosts[0]; });
   std::vector<double> bws = pairBandwidths(per_rank);
   double med = medianOf(bws);
+  std::vector<std::pair<int, int>> problems;  // the pairs named, as (rank, rank)
   for (size_t a = 0; a < per_rank.size(); ++a)
     for (const json& r : per_rank[a].is_array() ? per_rank[a] : json::array()) {
       int b = r.value("peer", -1);
@@ -203,6 +225,7 @@ ProbeResult judgePairs(const std::vector<json>& per_rank, const std::vector<std:
                             r["fwd_gbps"].get<double>(), r["back_gbps"].get<double>(),
                             passesNote(r), med);
       if (issue.empty()) continue;
+      problems.emplace_back(static_cast<int>(a), b);
       res.outcome = ProbeOutcome::kFail;
       res.culprit.ranks.push_back(static_cast<int>(a));
       res.culprit.ranks.push_back(b);
@@ -211,6 +234,7 @@ ProbeResult judgePairs(const std::vector<json>& per_rank, const std::vector<std:
       res.culprit.links.push_back(reports::linkName(hosts[a], hosts[b]));
       res.evidence.push_back(fmt::format("rank {} ({}) <-> rank {} ({}): {}", a, hosts[a], b, hosts[b], issue));
     }
+  narrowToCommonHost(res, problems, hosts);
   size_t twice = 0;
   for (const json& rows : per_rank)
     for (const json& r : rows.is_array() ? rows : json::array())

@@ -87,9 +87,10 @@ def case_auto(h, binary, mpirun, transport, n):
             seconds, anchors = float(m.group(2)), int(m.group(3))
             check(r["algorithm"] == picked,
                   f"{coll}: row algorithm {r['algorithm']}, note says {picked}")
-            # "model ...; timed at this size: ..." when close candidates were timed at the size:
-            # then the fastest timed is the pick, and the model's pick was among those timed.
-            model, _, timed_part = explained.partition("; timed at this size: ")
+            # "model ...; timed at this size in S s: ..." when close candidates were timed at the
+            # size: then the fastest timed is the pick, and the model's pick was among those timed.
+            model, _, timed_part = explained.partition("; timed at this size in ")
+            timed_part = timed_part.partition(" s: ")[2]
             predicted = PREDICTION.findall(model)
             timed = PREDICTION.findall(timed_part)
             check(predicted, f"{coll}: no predictions: {explained}")

@@ -75,6 +75,25 @@ TEST(PairsJudgeTest, APairUnderATenthOfTheMedianIsSlowWithEachPassShown) {
   EXPECT_EQ(judgePairs(per_rank, kThreeHosts).outcome, ProbeOutcome::kPass);
 }
 
+TEST(PairsJudgeTest, PairsThatAllGoThroughOneHostNameThatHost) {
+  // Host h2's link throttled: both of its pairs slow, the pair between h0 and h1 fine.
+  const std::vector<std::string> hosts = {"h0", "h1", "h2", "h2"};
+  std::vector<json> per_rank = {
+      json::array({pairRecord(1, 2.0, 2.0), pairRecord(2, 0.001, 0.001), pairRecord(3, 2.1, 1.9)}),
+      json::array({pairRecord(2, 2.0, 2.0), pairRecord(3, 0.001, 0.001)}), json::array(),
+      json::array()};
+  ProbeResult r = judgePairs(per_rank, hosts);
+  EXPECT_EQ(r.outcome, ProbeOutcome::kFail);
+  EXPECT_EQ(r.culprit.hosts, std::vector<std::string>{"h2"});
+  EXPECT_EQ(r.culprit.ranks, (std::vector<int>{2, 3}));
+  EXPECT_EQ(r.culprit.links, (std::vector<std::string>{"h0 <-> h2", "h1 <-> h2"}));
+  // One pair alone names both of its ends.
+  per_rank[1][1] = pairRecord(3, 2.0, 2.0);
+  r = judgePairs(per_rank, hosts);
+  EXPECT_EQ(r.culprit.hosts, (std::vector<std::string>{"h0", "h2"}));
+  EXPECT_EQ(r.culprit.ranks, (std::vector<int>{0, 2}));
+}
+
 TEST(PairsRecheckTest, OnlySlowPairsThatCouldBeASchedulingDelayAreMeasuredAgain) {
   // 1 <-> 2 at 0.1 GB/s: 4 MiB in 42 ms, which a busy host could cause: measured again.
   std::vector<json> per_rank = {json::array({pairRecord(1, 2.0, 2.2), pairRecord(2, 1.9, 2.1)}),
