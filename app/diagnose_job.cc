@@ -227,8 +227,8 @@ void pairs(RankState& st, transports::Transport* t, bool connected) {
     plan = st.fromRoot("pairplan", timeout_s * (n + 3));
   }
   if (plan.is_array() && !plan.empty()) {
-    st.post("pairs2", connected ? diagnostics::measurePairs(*t, st.hosts, st.o.probe, plan)
-                                : json::array());
+    st.post("pairs2",
+            connected ? diagnostics::measurePairs(*t, st.hosts, st.o.probe, plan) : json::array());
     if (st.root())
       diagnostics::mergeRecheck(
           st.pairs, st.collect("pairs2", Layer::kHostNetwork, "pairs", timeout_s * (n + 1)));
@@ -348,8 +348,8 @@ int finish(RankState& st, Rendezvous& rv) {
   if (!st.root()) {  // every rank exits with the verdict rank 0 reached
     // Rank 0 may still gather a late rank's results (two passes of ring hops), a probe deadline
     // or a few each.
-    auto v =
-        st.c.get("diag/verdict", Deadline::afterSeconds(st.o.probe.timeout_s * (2 * st.c.size() + 6)));
+    auto v = st.c.get("diag/verdict",
+                      Deadline::afterSeconds(st.o.probe.timeout_s * (2 * st.c.size() + 6)));
     st.c.finish();
     return v ? std::atoi(v->c_str()) : kExitHang;
   }

@@ -220,10 +220,10 @@ std::string Choice::explain() const {
   for (const auto& [name, s] : predicted_s)
     out += fmt::format("{}{} {:.1f} us", out.empty() ? "" : " < ", name, s * 1e6);
   for (size_t i = 0; i < timed_s.size(); ++i)
-    out += fmt::format("{}{} {:.1f} us",
-                       i == 0 ? fmt::format("; timed at this size in {:.2f} s: ", timing_seconds)
-                              : " < ",
-                       timed_s[i].first, timed_s[i].second * 1e6);
+    out += fmt::format(
+        "{}{} {:.1f} us",
+        i == 0 ? fmt::format("; timed at this size in {:.2f} s: ", timing_seconds) : " < ",
+        timed_s[i].first, timed_s[i].second * 1e6);
   return out;
 }
 
@@ -244,7 +244,8 @@ std::vector<std::string> closeCandidates(const Choice& ch) {
 }
 
 Status timeClose(Choice& ch, Collective c, const std::vector<std::string>& names,
-                 const TimeAtSize& time, const std::function<Status(std::span<double>)>& max_over_ranks) {
+                 const TimeAtSize& time,
+                 const std::function<Status(std::span<double>)>& max_over_ranks) {
   const size_t n = names.size();
   if (n < 2) return Status::ok();
   const int64_t start = core::nowNs();

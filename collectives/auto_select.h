@@ -83,10 +83,11 @@ Choice choose(Collective c, int ranks, double bytes, const CostParams& cost,
 
 // The candidates worth timing at the size itself before the first row: the model's pick and
 // those predicted within 1.5x of it, cheapest first, at most three and as many as timing them
-// (a warm-up and five rounds of batches of at least 10 ms) is predicted to take in 0.5 s. Anchors are a few sizes, the model
-// interpolates between them and holds flat beyond the last, and which of two close algorithms
-// is faster can change from one process to the next (docs/algorithms.md): timing the close
-// ones where the rows run settles what the model cannot. Empty: the model's pick stands.
+// (a warm-up and five rounds of batches of at least 10 ms) is predicted to take in 0.5 s.
+// Anchors are a few sizes, the model interpolates between them and holds flat beyond the last,
+// and which of two close algorithms is faster can change from one process to the next
+// (docs/algorithms.md): timing the close ones where the rows run settles what the model
+// cannot. Empty: the model's pick stands.
 std::vector<std::string> closeCandidates(const Choice& ch);
 
 // Seconds per operation of `algo` at the size, on this rank, over `iters` back-to-back runs

@@ -21,11 +21,9 @@ constexpr int kHopRuns = 5;    // best of: a scheduling hiccup must not flag a h
 constexpr int kHopPasses = 2;  // ... nor a stall of some milliseconds
 constexpr uint32_t kTagHop = 0x7201, kTagHopAck = 0x7202, kTagHopSize = 0x7203;
 
-
 double busGbps(int n, double seconds) {
   return seconds > 0 ? 2.0 * (n - 1) / n * kCollectiveProbeBytes / seconds / 1e9 : 0;
 }
-
 
 // The sender times a burst and the receiver's 8-byte ack, best of kHopRuns, at a size that
 // grows from `bytes` until a burst takes kMinTimedSeconds (PairIo::rampedRounds); with `bytes`
@@ -50,7 +48,7 @@ Status timeHop(PairIo& io, int peer, bool sender, size_t bytes, size_t& measured
 struct Hop {
   int from = -1, to = -1;
   bool measured = false, ok = true;
-  double gbps = 0;              // the best of every pass
+  double gbps = 0;             // the best of every pass
   std::vector<double> passes;  // each pass's best
   std::string error;
 };
@@ -96,7 +94,8 @@ bool blameHops(const std::vector<Hop>& hops, const std::vector<std::string>& hos
       issue = "failed: " + h.error;
     else if (crosses(h) && h.gbps > 0 && h.gbps < kSlowHopFraction * med)
       issue = fmt::format(
-          "runs at {:.3f} GB/s{}, under a quarter of the median hop between hosts ({:.3f} GB/s)", h.gbps,
+          "runs at {:.3f} GB/s{}, under a quarter of the median hop between hosts ({:.3f} GB/s)",
+          h.gbps,
           h.passes.size() > 1 ? fmt::format(" at best in {} passes ({:.3f} GB/s)", h.passes.size(),
                                             fmt::join(h.passes, ", "))
                               : "",
@@ -228,7 +227,7 @@ json measureRingHops(transports::Transport& t, const ProbeOptions& o, size_t byt
   // pass's few milliseconds on a hop can fall into a scheduling stall of a busy host. A hop that
   // failed is not measured again (that would only wait out a second deadline), and its sender
   // skips one whose first pass was surely slow.
-  std::vector<int> mine;  // the hops this rank is an end of, in hop order
+  std::vector<int> mine;        // the hops this rank is an end of, in hop order
   std::vector<double> first_s;  // as the sender: the first pass's best time of each
   for (int h = 0; h < n; ++h)
     if (me == h || me == (h + 1) % n) mine.push_back(h);

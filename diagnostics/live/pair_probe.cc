@@ -1,11 +1,11 @@
 // The host-network pair probe: for every pair of ranks on different hosts, a ping-pong and a
 // burst each way over the transport the job uses, in one global pair order so no coordination
 // is needed beyond per-pair FIFO messages.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "collectives/schedule_backend.h"
 #include "diagnostics/live/pair_io.h"
@@ -66,12 +66,12 @@ Status runPair(PairIo& io, int peer, bool lead, size_t first_burst, json& out) {
   // slow; a throttled one stays slow.
   uint64_t len = first_burst;
   double forward_s = 1e30, backward_s = 1e30;
-  CCSCOPE_RETURN_IF_ERROR(io.rampedRounds(
-      peer, lead, kTagSize, kBursts, kMinTimedSeconds, len,
-      [&](size_t bytes, bool restart, double& took) {
-        if (restart) forward_s = backward_s = 1e30;
-        return burstBothWays(io, peer, lead, bytes, forward_s, backward_s, took);
-      }));
+  CCSCOPE_RETURN_IF_ERROR(io.rampedRounds(peer, lead, kTagSize, kBursts, kMinTimedSeconds, len,
+                                          [&](size_t bytes, bool restart, double& took) {
+                                            if (restart) forward_s = backward_s = 1e30;
+                                            return burstBothWays(io, peer, lead, bytes, forward_s,
+                                                                 backward_s, took);
+                                          }));
   if (lead) {
     std::sort(rtt.begin(), rtt.end());
     out = {{"peer", peer},
@@ -239,13 +239,14 @@ ProbeResult judgePairs(const std::vector<json>& per_rank, const std::vector<std:
   for (const json& rows : per_rank)
     for (const json& r : rows.is_array() ? rows : json::array())
       twice += r.is_object() && r.value("passes", json::array()).size() > 1;
-  res.detail = res.outcome == ProbeOutcome::kPass
-                   ? fmt::format("{} pair measurement(s), median {:.3f} GB/s{}", bws.size() / 2, med,
-                                 twice ? fmt::format("; {} measured again after a slow first "
-                                                     "pass, and fine then",
-                                                     twice)
-                                       : "")
-                   : "pairs of hosts that are unreachable or slow";
+  res.detail =
+      res.outcome == ProbeOutcome::kPass
+          ? fmt::format("{} pair measurement(s), median {:.3f} GB/s{}", bws.size() / 2, med,
+                        twice ? fmt::format("; {} measured again after a slow first "
+                                            "pass, and fine then",
+                                            twice)
+                              : "")
+          : "pairs of hosts that are unreachable or slow";
   return res;
 }
 

@@ -234,8 +234,8 @@ Choice predicted(std::vector<std::pair<std::string, double>> p) {
 
 TEST(CloseCandidatesTest, ThoseWithinOneAndAHalfOfThePickAsTheBudgetAllows) {
   // 10 us each: cheap to time; tree and rabenseifner within 1.5x, recursive doubling not.
-  auto ch = predicted({{"ring", 10e-6}, {"tree", 12e-6}, {"rabenseifner", 14e-6},
-                       {"recursive_doubling", 16e-6}});
+  auto ch = predicted(
+      {{"ring", 10e-6}, {"tree", 12e-6}, {"rabenseifner", 14e-6}, {"recursive_doubling", 16e-6}});
   EXPECT_EQ(closeCandidates(ch), (std::vector<std::string>{"ring", "tree", "rabenseifner"}));
   // A clear winner: the model decides alone.
   EXPECT_TRUE(closeCandidates(predicted({{"ring", 10e-6}, {"tree", 30e-6}})).empty());
@@ -243,9 +243,9 @@ TEST(CloseCandidatesTest, ThoseWithinOneAndAHalfOfThePickAsTheBudgetAllows) {
   // a candidate, more than the 0.5 s: the model decides.
   EXPECT_TRUE(closeCandidates(predicted({{"ring", 60e-3}, {"tree", 61e-3}})).empty());
   // 20 ms each: two fit (0.24 + 0.246 s), the third would not.
-  EXPECT_EQ(closeCandidates(
-                predicted({{"ring", 20e-3}, {"tree", 20.5e-3}, {"rabenseifner", 21e-3}})),
-            (std::vector<std::string>{"ring", "tree"}));
+  EXPECT_EQ(
+      closeCandidates(predicted({{"ring", 20e-3}, {"tree", 20.5e-3}, {"rabenseifner", 21e-3}})),
+      (std::vector<std::string>{"ring", "tree"}));
 }
 
 TEST(TimeCloseTest, TheFastestAtTheSizeWinsAndTheNoteSaysSo) {

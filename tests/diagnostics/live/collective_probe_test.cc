@@ -114,7 +114,8 @@ TEST(RingHopsJudgeTest, ASlowHopBetweenHostsIsTheLink) {
   EXPECT_EQ(r.culprit.ranks, (std::vector<int>{3, 4}));
   EXPECT_EQ(r.culprit.links, std::vector<std::string>{"h1 <-> h2"});
   EXPECT_NE(r.detail.find("ring hop rank 3 (h1) -> rank 4 (h2) runs at 0.001 GB/s at best in 2 "
-                          "passes (0.001, 0.001 GB/s), under a quarter of the median hop between hosts (1.000 GB/s)"),
+                          "passes (0.001, 0.001 GB/s), under a quarter of the median hop between "
+                          "hosts (1.000 GB/s)"),
             std::string::npos)
       << r.detail;
   EXPECT_EQ(r.evidence.back(), "bisected because the allreduce ran slow");
@@ -185,7 +186,8 @@ TEST(RingHopsMeasureTest, EveryHopIsTimedByItsSender) {
             // The sender reports each pass's best; the hop's rate is the better one.
             if (send) {
               RANK_CHECK(c, rec["passes"].size() == 2u, rec.dump());
-              double best = std::max(rec["passes"][0].get<double>(), rec["passes"][1].get<double>());
+              double best =
+                  std::max(rec["passes"][0].get<double>(), rec["passes"][1].get<double>());
               RANK_CHECK(c, rec["gbps"].get<double>() == best, rec.dump());
             } else {
               RANK_CHECK(c, !rec.contains("passes"), rec.dump());

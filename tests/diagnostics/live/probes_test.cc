@@ -54,8 +54,8 @@ TEST(ProbeVerdictTest, WithinALayerTheFirstProbeRunWinsAndTheLayerGivesTheNextSt
 using nlohmann::json;
 
 json pairRecord(int peer, double fwd, double back, double burst_bytes = 4 << 20) {
-  return {{"peer", peer},     {"ok", true},         {"rtt_us", 30.0},
-          {"fwd_gbps", fwd},  {"back_gbps", back},  {"burst_bytes", burst_bytes}};
+  return {{"peer", peer},    {"ok", true},        {"rtt_us", 30.0},
+          {"fwd_gbps", fwd}, {"back_gbps", back}, {"burst_bytes", burst_bytes}};
 }
 
 const std::vector<std::string> kThreeHosts = {"h0", "h1", "h2"};
