@@ -257,7 +257,6 @@ json measureRingHops(transports::Transport& t, const ProbeOptions& o, size_t byt
       if (s.isOk() && me == from && measured > 0) {
         rec["passes"].push_back(measured / best_s / 1e9);
         rec["gbps"] = std::max(rec.value("gbps", 0.0), measured / best_s / 1e9);
-        rec["bytes"] = std::max(rec.value("bytes", size_t{0}), measured);
       }
     }
   return out;

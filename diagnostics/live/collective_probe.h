@@ -37,15 +37,16 @@ std::string bisectionReason(const std::vector<nlohmann::json>& per_rank,
                             const std::vector<std::string>& hosts, double pair_median_gbps);
 
 // Every rank: `bytes` over each ring hop r -> r+1 in hop order, best of a few runs, each hop
-// under the probe deadline; then a second pass over the hops that did not fail, so a hop is only
-// slow when it is slow twice. Returns this rank's records: [{"hop", "role": "send"|"recv",
+// under the probe deadline, the burst growing from `bytes` until one takes 2 ms; then a second
+// pass over the hops that did not fail and were not surely slow (50 ms and more), so a hop is
+// only slow when it is slow twice. Returns this rank's records: [{"hop", "role": "send"|"recv",
 // "peer", "ok", "gbps" (sender: best of all passes), "passes" (sender: each pass's best),
 // "error"}].
 nlohmann::json measureRingHops(transports::Transport& t, const ProbeOptions& o, size_t bytes);
 
 // Rank 0: the hop that failed (layer host-network between two hosts, library on one host) or,
-// between different hosts only, is under kSlowHopFraction of the median hop. `reason` says why
-// the ring was bisected.
+// between different hosts only, is under kSlowHopFraction of the median hop between hosts.
+// `reason` says why the ring was bisected.
 ProbeResult judgeRingHops(const std::vector<nlohmann::json>& per_rank,
                           const std::vector<std::string>& hosts, const std::string& transport,
                           const std::string& reason);

@@ -2,7 +2,6 @@
 // bisection: sends and receives over a registered buffer, the first message waiting longer.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 

@@ -1,6 +1,7 @@
-// The host-network pair probe: for every pair of ranks on different hosts, a ping-pong and a
-// burst each way over the transport the job uses, in one global pair order so no coordination
-// is needed beyond per-pair FIFO messages.
+// The host-network pair probe: for every pair of ranks on different hosts, a ping-pong and
+// bursts each way (growing until one takes 2 ms) over the transport the job uses, in one global
+// pair order so no coordination is needed beyond per-pair FIFO messages; then, as rank 0 plans
+// it, a second pass over the pairs that looked slow.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -96,6 +97,11 @@ std::vector<double> pairBandwidths(const std::vector<json>& per_rank) {
   return bws;
 }
 
+// Every rank on one host: pairs are loopback, so their speed says nothing about a network.
+bool allOnOneHost(const std::vector<std::string>& hosts) {
+  return std::all_of(hosts.begin(), hosts.end(), [&](auto& h) { return h == hosts[0]; });
+}
+
 // " at best in 2 passes (a/b, c/d GB/s)" when the record says how each pass went.
 std::string passesNote(const json& r) {
   const json passes = r.value("passes", json::array());
@@ -134,7 +140,7 @@ double pairMedianGbps(const std::vector<json>& per_rank) { return medianOf(pairB
 json measurePairs(transports::Transport& t, const std::vector<std::string>& hosts,
                   const ProbeOptions& o, const json& only) {
   const int n = t.size(), me = t.rank();
-  bool one_host = std::all_of(hosts.begin(), hosts.end(), [&](auto& h) { return h == hosts[0]; });
+  const bool one_host = allOnOneHost(hosts);
   auto listed = [&](int a, int b) {
     for (const json& p : only)
       if (p.is_array() && p.size() == 2 && p[0] == a && p[1] == b) return true;
@@ -160,7 +166,7 @@ json measurePairs(transports::Transport& t, const std::vector<std::string>& host
 
 json pairsToRecheck(const std::vector<json>& per_rank, const std::vector<std::string>& hosts) {
   json plan = json::array();
-  bool one_host = std::all_of(hosts.begin(), hosts.end(), [&](auto& h) { return h == hosts[0]; });
+  const bool one_host = allOnOneHost(hosts);
   if (one_host) return plan;  // speed on one host is not judged
   const int n = static_cast<int>(per_rank.size());
   // A rank that failed a pair stopped measuring: no second pass with it.
@@ -210,7 +216,7 @@ void mergeRecheck(std::vector<json>& per_rank, const std::vector<json>& second) 
 ProbeResult judgePairs(const std::vector<json>& per_rank, const std::vector<std::string>& hosts) {
   ProbeResult res{Layer::kHostNetwork, "pairs", ProbeOutcome::kPass, "", {}, {}, {}};
   // On one host every pair is loopback: speed says nothing about a network, reachability does.
-  bool one_host = std::all_of(hosts.begin(), hosts.end(), [&](auto& h) { return h == hosts[0]; });
+  const bool one_host = allOnOneHost(hosts);
   std::vector<double> bws = pairBandwidths(per_rank);
   double med = medianOf(bws);
   std::vector<std::pair<int, int>> problems;  // the pairs named, as (rank, rank)
