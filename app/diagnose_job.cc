@@ -236,14 +236,9 @@ void pairs(RankState& st, transports::Transport* t, bool connected) {
   if (st.root()) st.results.push_back(diagnostics::judgePairs(st.pairs, st.hosts));
 }
 
-bool oneHost(const std::vector<std::string>& hosts) {
-  return std::all_of(hosts.begin(), hosts.end(),
-                     [&](auto& h) { return h == hosts[0] && h != "?"; });
-}
-
 // tcp always; shm too when every rank is on one host.
 std::vector<std::string> collectiveTransports(const RankState& st) {
-  return oneHost(st.hosts) ? std::vector<std::string>{"tcp", "shm"}
+  return diagnostics::allOnOneHost(st.hosts) ? std::vector<std::string>{"tcp", "shm"}
                            : std::vector<std::string>{"tcp"};
 }
 
@@ -279,7 +274,7 @@ json allreduces(RankState& st, TransportSet& ts) {
       st.results.push_back({Layer::kHostNetwork,
                             "ring hops over " + name,
                             ProbeOutcome::kSkip,
-                            noBisectionWhy(st.results.back().outcome, oneHost(st.hosts)),
+                            noBisectionWhy(st.results.back().outcome, diagnostics::allOnOneHost(st.hosts)),
                             {},
                             {},
                             {}});

@@ -97,11 +97,6 @@ std::vector<double> pairBandwidths(const std::vector<json>& per_rank) {
   return bws;
 }
 
-// Every rank on one host: pairs are loopback, so their speed says nothing about a network.
-bool allOnOneHost(const std::vector<std::string>& hosts) {
-  return std::all_of(hosts.begin(), hosts.end(), [&](auto& h) { return h == hosts[0]; });
-}
-
 // " at best in 2 passes (a/b, c/d GB/s)" when the record says how each pass went.
 std::string passesNote(const json& r) {
   const json passes = r.value("passes", json::array());
@@ -146,7 +141,7 @@ json measurePairs(transports::Transport& t, const std::vector<std::string>& host
       if (p.is_array() && p.size() == 2 && p[0] == a && p[1] == b) return true;
     return false;
   };
-  collectives::HostBuffer buf(std::max(o.burst_bytes, kMaxTimedBytes));
+  core::HostBuffer buf(std::max(o.burst_bytes, kMaxTimedBytes));
   json out = json::array();
   auto mr = t.registerMemory(buf.data(), buf.size());
   if (!mr) return out;

@@ -74,6 +74,10 @@ const std::string& hostOf(int rank, const std::vector<std::string>& hosts) {
   return rank >= 0 && rank < static_cast<int>(hosts.size()) ? hosts[rank] : unknown;
 }
 
+bool allOnOneHost(const std::vector<std::string>& hosts) {
+  return std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return h == hosts[0] && h != "?"; });
+}
+
 double medianOf(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());

@@ -79,6 +79,9 @@ const char* outcomeName(ProbeOutcome o);
 // "rank 3 (node2)"; "?" for a host not known.
 std::string rankLabel(int rank, const std::vector<std::string>& hosts);
 const std::string& hostOf(int rank, const std::vector<std::string>& hosts);
+// Every rank on one host, and that host known (not "?"): links between them are loopback or
+// shared memory, so their speed says nothing about a network, and shm can reach every rank.
+bool allOnOneHost(const std::vector<std::string>& hosts);
 // The upper median (0 for none): what a probe compares one link or hop against.
 double medianOf(std::vector<double> v);
 

@@ -60,6 +60,14 @@ json pairRecord(int peer, double fwd, double back, double burst_bytes = 4 << 20)
 
 const std::vector<std::string> kThreeHosts = {"h0", "h1", "h2"};
 
+TEST(HostsTest, OneHostOnlyWhenEveryRankIsOnTheSameKnownHost) {
+  EXPECT_TRUE(allOnOneHost({"a", "a", "a"}));
+  EXPECT_FALSE(allOnOneHost({"a", "b", "a"}));
+  // Hosts not known are not taken for one host: shm might not reach, and links are judged.
+  EXPECT_FALSE(allOnOneHost({"?", "?"}));
+  EXPECT_FALSE(allOnOneHost({"a", "?"}));
+}
+
 TEST(PairsJudgeTest, APairUnderATenthOfTheMedianIsSlowWithEachPassShown) {
   std::vector<json> per_rank = {json::array({pairRecord(1, 2.0, 2.2), pairRecord(2, 1.9, 2.1)}),
                                 json::array({pairRecord(2, 0.01, 2.0)}), json::array()};
