@@ -27,6 +27,7 @@ struct RawOptions {
   bool interleave = false;
   std::string tolerance = "10%", min_busbw, max_lat;
   std::string a2av = "uniform";
+  std::string hugepages = "on";
   JobOptions job;
 };
 
@@ -86,6 +87,9 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
   CCSCOPE_ASSIGN_OR_RETURN(c.dtypes, core::parseDataTypeList(r.dtype));
   CCSCOPE_ASSIGN_OR_RETURN(c.ops, core::parseReduceOpList(r.op));
   CCSCOPE_ASSIGN_OR_RETURN(c.timeout_s, core::parseDurationSeconds(r.timeout));
+  if (r.hugepages != "on" && r.hugepages != "off")
+    return Status(core::Code::kInvalidArgument, fmt::format("--hugepages takes on or off, not '{}'", r.hugepages));
+  c.host_pages = r.hugepages == "on" ? core::HostPages::kHuge : core::HostPages::kBase;
   c.factor = r.factor;
   c.iters = r.iters;
   c.warmup = r.warmup;
@@ -189,6 +193,8 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("--min-busbw", raw->min_busbw, "SIZE=GBPS,... minimum busbw per size");
   b->add_option("--max-lat", raw->max_lat, "SIZE=US,... maximum p50 latency per size");
   b->add_option("--segment", raw->segment, "Pipeline segment size (default: from the size)");
+  b->add_option("--hugepages", raw->hugepages,
+                "on: host buffers from 2 MiB on transparent huge pages (default); off: base pages");
   b->add_option("--store", raw->store, "Rendezvous store HOST:PORT (external launchers)");
   b->add_option("--store-port", raw->store_port, "Port of the rendezvous store");
   b->add_option("--store-bind", raw->store_bind, "Address the rendezvous store binds to");

@@ -80,7 +80,7 @@ core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
     return Status(Code::kInvalidArgument, fmt::format("--algo {} is not available with --transport "
                                                       "{} (native needs --transport mpi)", algo, cfg.transport));
   }
-  collectives::AlgorithmOptions ao{algo, cfg.segment_bytes, cfg.timeout_s};
+  collectives::AlgorithmOptions ao{algo, cfg.segment_bytes, cfg.timeout_s, cfg.host_pages};
   CCSCOPE_ASSIGN_OR_RETURN(auto b, collectives::ScheduleBackend::create(*t, ao));
   return std::unique_ptr<collectives::CollectiveBackend>(std::move(b));
 }

@@ -36,6 +36,7 @@ reports::RunMetadata makeRunMetadata(const bench::BenchConfig& cfg, const std::v
   m.collective = collectives::collectiveName(cfg.collective);
   m.algorithms = cfg.algorithms;
   m.interleaved = cfg.interleave && cfg.algorithms.size() > 1;
+  m.host_pages = core::hostPagesName(cfg.host_pages);
   m.transport = transport;
   m.ranks = static_cast<int>(hosts.size());
   m.hosts = hosts;

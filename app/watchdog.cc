@@ -52,7 +52,8 @@ class WatchedBackend final : public collectives::CollectiveBackend {
   std::string transport() const override { return in_->transport(); }
   int rank() const override { return in_->rank(); }
   int size() const override { return in_->size(); }
-  Status allocate(size_t b) override { return in_->allocate(b); }
+  Status allocate(size_t b, core::HostPages p) override { return in_->allocate(b, p); }
+  std::string allocationNote() const override { return in_->allocationNote(); }
   char* sendBuffer() override { return in_->sendBuffer(); }
   char* recvBuffer() override { return in_->recvBuffer(); }
   Status prepare(const collectives::OpConfig& c) override { return in_->prepare(c); }

@@ -7,6 +7,7 @@
 
 #include "collectives/collective_backend.h"
 #include "core/dtype.h"
+#include "core/host_memory.h"
 #include "core/status.h"
 
 namespace ccscope::bench {
@@ -27,6 +28,7 @@ struct BenchConfig {
   std::vector<core::ReduceOp> ops{core::ReduceOp::kSum};
   double timeout_s = 60;  // per collective operation
   size_t segment_bytes = 0;
+  core::HostPages host_pages = core::HostPages::kHuge;  // --hugepages on|off
   int root = 0;                 // broadcast
   std::string a2av = "uniform";  // all-to-allv traffic (alltoallv_plan.h)
   // Test-only: CCSCOPE_TESTONLY_CORRUPT_RANK=r flips one output element of rank r per size.

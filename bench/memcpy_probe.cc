@@ -1,15 +1,15 @@
 // memcpy bandwidth probe: the ceiling a single-copy shared-memory transport works against.
 // Prints JSON Lines ({"type":"result","collective":"memcpy","bytes":..,"busbw_gbps":..}) so
 // bench/compare_summary.py reads it like any other run. Usage: ccscope-memcpy-probe MIN MAX [ITERS]
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/deadline.h"
+#include "core/host_memory.h"
 #include "core/units.h"
 
 int main(int argc, char** argv) {
@@ -25,12 +25,13 @@ int main(int argc, char** argv) {
   }
   int iters = argc > 3 ? std::atoi(argv[3]) : 20;
   size_t max = *hi;
-  auto alloc = [&] {
-    char* p = static_cast<char*>(mmap(nullptr, max, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    std::memset(p, 1, max);
-    return p;
-  };
-  char *src = alloc(), *dst = alloc();
+  // The same host memory as the harness's buffers (huge pages from 2 MiB unless HUGEPAGES=off),
+  // so that the ceiling is measured on the pages the collectives use.
+  const char* hp = std::getenv("HUGEPAGES");
+  core::HostPages pages = hp && std::string(hp) == "off" ? core::HostPages::kBase : core::HostPages::kHuge;
+  core::HostBuffer src_buf(max, pages), dst_buf(max, pages);
+  char *src = src_buf.data(), *dst = dst_buf.data();
+  std::memset(src, 1, max);
   for (uint64_t b = *lo; b <= max; b *= 2) {
     std::vector<double> us;
     for (int i = 0; i < iters; ++i) {

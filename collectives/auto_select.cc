@@ -71,13 +71,13 @@ core::Result<double> shiftSeconds(transports::Transport& t, const transports::Me
 
 }  // namespace
 
-core::Result<Calibration> calibrate(transports::Transport& t,
+core::Result<Calibration> calibrate(transports::Transport& t, core::HostPages pages,
                                     const std::function<Status(std::span<double>)>& max_over_ranks,
                                     core::Deadline d) {
   int64_t start = core::nowNs();
   Calibration c;
   if (t.size() > 1) {
-    HostBuffer buf(2 * kLargeBytes);
+    core::HostBuffer buf(2 * kLargeBytes, pages);
     CCSCOPE_ASSIGN_OR_RETURN(auto mr, t.registerMemory(buf.data(), buf.size()));
     CCSCOPE_RETURN_IF_ERROR(shiftSeconds(t, mr, 8, 20, d).status());  // warm-up
     CCSCOPE_ASSIGN_OR_RETURN(double small, shiftSeconds(t, mr, 8, kSmallRounds, d));
@@ -227,42 +227,36 @@ std::string Choice::explain() const {
   return out;
 }
 
-std::vector<std::string> closeCandidates(const Choice& ch) {
-  std::vector<std::string> out;
-  if (ch.predicted_s.size() < 2) return out;
+size_t closeCandidates(const Choice& ch) {
+  if (ch.predicted_s.size() < 2) return 0;
   const double cheapest = ch.predicted_s.front().second;
   double cost = 0;
+  size_t n = 0;
   for (const auto& [name, s] : ch.predicted_s) {
     const double mine = kCloseRounds * (batch(s, kMaxIters, kCloseBatchSeconds) + 1) * s;
-    if (s > kCloseFactor * cheapest || out.size() == kMaxClose || cost + mine > kCloseBudgetSeconds)
-      break;
-    out.push_back(name);
+    if (s > kCloseFactor * cheapest || n == kMaxClose || cost + mine > kCloseBudgetSeconds) break;
+    ++n;
     cost += mine;
   }
-  if (out.size() < 2) out.clear();
-  return out;
+  return n < 2 ? 0 : n;
 }
 
-Status timeClose(Choice& ch, Collective c, const std::vector<std::string>& names,
-                 const TimeAtSize& time,
+Status timeClose(Choice& ch, Collective c, size_t n, const TimeAtSize& time,
                  const std::function<Status(std::span<double>)>& max_over_ranks) {
-  const size_t n = names.size();
+  n = std::min(n, ch.predicted_s.size());
   if (n < 2) return Status::ok();
   const int64_t start = core::nowNs();
   std::vector<const AlgorithmInfo*> algos;
-  for (const std::string& name : names) {
-    const AlgorithmInfo* a = findAlgorithm(c, name);
-    if (!a) return Status(core::Code::kInternal, "auto: no algorithm " + name);
+  for (size_t k = 0; k < n; ++k) {
+    const AlgorithmInfo* a = findAlgorithm(c, ch.predicted_s[k].first);
+    if (!a) return Status(core::Code::kInternal, "auto: no algorithm " + ch.predicted_s[k].first);
     algos.push_back(a);
   }
   // As measureCandidates: round 0 warms up and sets the batch from the slowest rank's time;
   // the timed rounds take turns, forwards and backwards.
   std::vector<int> iters(n, 1);
   for (size_t k = 0; k < n; ++k) {
-    auto predicted = std::find_if(ch.predicted_s.begin(), ch.predicted_s.end(),
-                                  [&](auto& p) { return p.first == names[k]; });
-    double per_op = predicted == ch.predicted_s.end() ? 1e-3 : predicted->second;
-    CCSCOPE_ASSIGN_OR_RETURN(double warm, time(*algos[k], batch(per_op, kMaxWarmIters)));
+    CCSCOPE_ASSIGN_OR_RETURN(double warm, time(*algos[k], batch(ch.predicted_s[k].second, kMaxWarmIters)));
     CCSCOPE_RETURN_IF_ERROR(max_over_ranks(std::span<double>(&warm, 1)));
     iters[k] = batch(warm, kMaxIters, kCloseBatchSeconds);
   }
@@ -277,7 +271,7 @@ Status timeClose(Choice& ch, Collective c, const std::vector<std::string>& names
   for (size_t k = 0; k < n; ++k) {
     std::vector<double> mine;
     for (int round = 1; round < kCloseRounds; ++round) mine.push_back(t[round * n + k]);
-    ch.timed_s.emplace_back(names[k], median(mine));
+    ch.timed_s.emplace_back(algos[k]->name, median(mine));
   }
   std::stable_sort(ch.timed_s.begin(), ch.timed_s.end(),
                    [](auto& x, auto& y) { return x.second < y.second; });

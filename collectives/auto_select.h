@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "collectives/algorithms.h"
+#include "core/host_memory.h"
 #include "core/status.h"
 #include "transports/transport.h"
 
@@ -32,8 +33,9 @@ struct Calibration {
   double seconds = 0;  // how long calibrating took
 };
 
-// Collective over all ranks of `t`; `max_over_ranks` reduces a vector to its elementwise max.
-core::Result<Calibration> calibrate(transports::Transport& t,
+// Collective over all ranks of `t`, on buffers of `pages` (those the bench's buffers use);
+// `max_over_ranks` reduces a vector to its elementwise max.
+core::Result<Calibration> calibrate(transports::Transport& t, core::HostPages pages,
                                     const std::function<core::Status(std::span<double>)>& max_over_ranks,
                                     core::Deadline deadline);
 
@@ -81,23 +83,25 @@ struct Choice {
 Choice choose(Collective c, int ranks, double bytes, const CostParams& cost,
               const Corrections* measured = nullptr);
 
-// The candidates worth timing at the size itself before the first row: the model's pick and
-// those predicted within 1.5x of it, cheapest first, at most three and as many as timing them
+// How many of ch.predicted_s (cheapest first) are worth timing at the size itself before the
+// first row: the model's pick and those predicted within 1.5x of it, at most three and as many
+// as timing them
 // (a warm-up and five rounds of batches of at least 10 ms) is predicted to take in 0.5 s.
 // Anchors are a few sizes, the model interpolates between them and holds flat beyond the last,
 // and which of two close algorithms is faster can change from one process to the next
 // (docs/algorithms.md): timing the close ones where the rows run settles what the model
-// cannot. Empty: the model's pick stands.
-std::vector<std::string> closeCandidates(const Choice& ch);
+// cannot. 0: the model's pick stands.
+size_t closeCandidates(const Choice& ch);
 
 // Seconds per operation of `algo` at the size, on this rank, over `iters` back-to-back runs
 // after one warm-up run.
 using TimeAtSize = std::function<core::Result<double>(const AlgorithmInfo& algo, int iters)>;
 
-// Times `names` (closeCandidates) at the size: a warm-up round sets each batch (10 ms), then
+// Times the first `n` of ch.predicted_s (closeCandidates) at the size: a warm-up round sets
+// each batch from the predicted time (10 ms), then
 // five rounds taking turns; the slowest rank's time counts and the median of the rounds decides.
 // Sets ch.timed_s and picks the fastest as ch.algo. Every rank must call it alike.
-core::Status timeClose(Choice& ch, Collective c, const std::vector<std::string>& names,
+core::Status timeClose(Choice& ch, Collective c, size_t n,
                        const TimeAtSize& time,
                        const std::function<core::Status(std::span<double>)>& max_over_ranks);
 

@@ -10,8 +10,9 @@
 
 #include "collectives/collective.h"
 #include "core/deadline.h"
-#include "core/flight_record.h"
 #include "core/dtype.h"
+#include "core/flight_record.h"
+#include "core/host_memory.h"
 #include "core/status.h"
 
 namespace ccscope::collectives {
@@ -38,8 +39,12 @@ class CollectiveBackend {
   virtual int rank() const = 0;
   virtual int size() const = 0;
 
-  // Allocates (and registers) send and receive buffers of max_bytes each, once per sweep.
-  virtual core::Status allocate(size_t max_bytes) = 0;
+  // Allocates (and registers) send and receive buffers of max_bytes each, once per sweep, on
+  // the pages asked for where the buffers are host memory.
+  virtual core::Status allocate(size_t max_bytes, core::HostPages pages) = 0;
+  // After allocate(): "" or one line the table shows above the figures (huge pages asked for
+  // and not granted).
+  virtual std::string allocationNote() const { return ""; }
   virtual char* sendBuffer() = 0;
   virtual char* recvBuffer() = 0;
   // Outside the timed region: build the schedule / plan for one size, dtype, op.

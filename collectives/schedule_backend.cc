@@ -19,18 +19,6 @@ constexpr size_t kMaxSegmentBytes = 1 << 20;
 constexpr size_t kAuxElems = 4096;              // statistics vectors reduced by the harness
 }  // namespace
 
-HostBuffer::HostBuffer(size_t bytes) : n_(bytes) {
-  if (bytes == 0) return;
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  CCSCOPE_CHECK(p != MAP_FAILED, fmt::format("cannot allocate {} B of host memory", bytes));
-  p_ = static_cast<char*>(p);
-  std::memset(p_, 0, bytes);  // fault every page in now, not inside the timed loop
-}
-
-HostBuffer::~HostBuffer() {
-  if (p_) munmap(p_, n_);
-}
-
 core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transports::Transport& t,
                                                                        const AlgorithmOptions& o) {
   std::unique_ptr<ScheduleBackend> b(new ScheduleBackend(t, o));
@@ -38,7 +26,7 @@ core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transport
       !std::any_of(allAlgorithms().begin(), allAlgorithms().end(),
                    [&](const AlgorithmInfo& a) { return o.algorithm == a.name; }))
     return Status(Code::kInvalidArgument, fmt::format("unknown algorithm '{}'", o.algorithm));
-  b->aux_ = HostBuffer(2 * kAuxElems * sizeof(double) + 4096);
+  b->aux_ = core::HostBuffer(2 * kAuxElems * sizeof(double) + 4096);
   CCSCOPE_ASSIGN_OR_RETURN(b->aux_mr_, t.registerMemory(b->aux_.data(), b->aux_.size()));
   b->barrier_sched_ = barrierSchedule(t.rank(), t.size());
   b->barrier_exec_.prepare(b->barrier_sched_, core::DataType::kUint8, core::ReduceOp::kSum, 1);
@@ -48,7 +36,7 @@ core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transport
     auto max_over_ranks = [raw, limit](std::span<double> v) {
       return raw->maxDoubles(v, core::Deadline::afterSeconds(limit));
     };
-    auto cal = calibrate(t, max_over_ranks, core::Deadline::afterSeconds(limit));
+    auto cal = calibrate(t, o.host_pages, max_over_ranks, core::Deadline::afterSeconds(limit));
     if (!cal) return cal.takeStatus().prepend("calibrating --algo auto");
     b->calibration_ = *cal;
   }
@@ -63,19 +51,24 @@ std::string ScheduleBackend::setupNote() const {
                      calibration_.seconds, c.alpha * 1e6, c.beta * 1e9, c.gamma * 1e9);
 }
 
-Status ScheduleBackend::allocate(size_t max_bytes) {
+Status ScheduleBackend::allocate(size_t max_bytes, core::HostPages pages) {
   size_t bytes = std::max<size_t>(max_bytes, 64);
-  send_ = HostBuffer(bytes);
-  recv_ = HostBuffer(bytes);
+  pages_ = pages;
+  send_ = core::HostBuffer(bytes, pages);
+  recv_ = core::HostBuffer(bytes, pages);
   CCSCOPE_ASSIGN_OR_RETURN(send_mr_, t_.registerMemory(send_.data(), send_.size()));
   CCSCOPE_ASSIGN_OR_RETURN(recv_mr_, t_.registerMemory(recv_.data(), recv_.size()));
   return Status::ok();
 }
 
+std::string ScheduleBackend::allocationNote() const {
+  return core::hugePageShortfall({&send_, &recv_}, pages_);
+}
+
 // Scratch grows (outside any timed loop) to what the largest prepared schedule needs.
 Status ScheduleBackend::ensureScratch(size_t bytes) {
   if (bytes <= scratch_.size() && scratch_.data()) return Status::ok();
-  scratch_ = HostBuffer(std::max<size_t>(bytes, 4096));
+  scratch_ = core::HostBuffer(std::max<size_t>(bytes, 4096), pages_);
   CCSCOPE_ASSIGN_OR_RETURN(scratch_mr_, t_.registerMemory(scratch_.data(), scratch_.size()));
   return Status::ok();
 }
@@ -102,9 +95,8 @@ Status ScheduleBackend::prepare(const OpConfig& cfg) {
     // Close candidates are timed at this very size, as the rows will run it (not with an
     // all-to-allv plan or a broadcast root other than 0: timeAlgorithm runs neither).
     if (!cfg.plan && (cfg.collective != Collective::kBroadcast || cfg.root == 0)) {
-      std::vector<std::string> close = closeCandidates(ch);
       CCSCOPE_RETURN_IF_ERROR(timeClose(
-          ch, cfg.collective, close,
+          ch, cfg.collective, closeCandidates(ch),
           [&](const AlgorithmInfo& a, int iters) {
             return timeAlgorithm(a, cfg, cfg.count, iters);
           },

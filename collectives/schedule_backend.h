@@ -19,22 +19,7 @@ struct AlgorithmOptions {
   std::string algorithm = "ring";
   size_t segment_bytes = 0;  // 0: chosen from the message size
   double timeout_s = 30;     // deadline of each collective auto runs while calibrating
-};
-
-// Page-aligned, pre-touched host memory (freed with the owner).
-class HostBuffer {
- public:
-  HostBuffer() = default;
-  explicit HostBuffer(size_t bytes);
-  HostBuffer(HostBuffer&& o) noexcept { std::swap(p_, o.p_); std::swap(n_, o.n_); }
-  HostBuffer& operator=(HostBuffer&& o) noexcept { std::swap(p_, o.p_); std::swap(n_, o.n_); return *this; }
-  ~HostBuffer();
-  char* data() const { return p_; }
-  size_t size() const { return n_; }
-
- private:
-  char* p_ = nullptr;
-  size_t n_ = 0;
+  core::HostPages host_pages = core::HostPages::kBase;  // of auto's calibration buffer
 };
 
 class ScheduleBackend final : public CollectiveBackend {
@@ -45,7 +30,8 @@ class ScheduleBackend final : public CollectiveBackend {
   std::string transport() const override { return t_.name(); }
   int rank() const override { return t_.rank(); }
   int size() const override { return t_.size(); }
-  core::Status allocate(size_t max_bytes) override;
+  core::Status allocate(size_t max_bytes, core::HostPages pages) override;
+  std::string allocationNote() const override;
   char* sendBuffer() override { return send_.data(); }
   char* recvBuffer() override { return recv_.data(); }
   core::Status prepare(const OpConfig& cfg) override;
@@ -77,7 +63,8 @@ class ScheduleBackend final : public CollectiveBackend {
 
   transports::Transport& t_;
   AlgorithmOptions opts_;
-  HostBuffer send_, recv_, scratch_;
+  core::HostPages pages_ = core::HostPages::kBase;  // as allocate() was asked; scratch too
+  core::HostBuffer send_, recv_, scratch_;
   transports::MemoryRegion send_mr_, recv_mr_, scratch_mr_;
   Schedule sched_;
   Executor exec_;
@@ -93,7 +80,7 @@ class ScheduleBackend final : public CollectiveBackend {
   Schedule barrier_sched_;
   Executor barrier_exec_;  // prepared once: barriers sit between timed iterations
   Executor aux_exec_;
-  HostBuffer aux_;
+  core::HostBuffer aux_;
   transports::MemoryRegion aux_mr_;
 };
 

@@ -152,6 +152,7 @@ core::Result<RunMetadata> runMetadataFromJson(const json& j) {
   CCSCOPE_RETURN_IF_ERROR(getString(j, "collective", m.collective, false));
   CCSCOPE_RETURN_IF_ERROR(getString(j, "transport", m.transport, false));
   CCSCOPE_RETURN_IF_ERROR(getString(j, "launcher", m.launcher, false));
+  CCSCOPE_RETURN_IF_ERROR(getString(j, "host_pages", m.host_pages, false));
   CCSCOPE_RETURN_IF_ERROR(getString(j, "start_time", m.start_time, false));
   CCSCOPE_RETURN_IF_ERROR(getNumber(j, "ranks", m.ranks, false));
   m.argv = stringArray(j, "argv");

@@ -44,6 +44,7 @@ json toJson(const RunMetadata& m) {
               {"collective", m.collective},
               {"algorithms", m.algorithms},
               {"interleaved", m.interleaved},
+              {"host_pages", m.host_pages},
               {"transport", m.transport},
               {"ranks", m.ranks},
               {"hosts", m.hosts},

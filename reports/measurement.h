@@ -46,6 +46,7 @@ struct RunMetadata {
   std::string collective;
   std::vector<std::string> algorithms;
   bool interleaved = false;  // --interleave: the algorithms took turns at each size
+  std::string host_pages;    // "huge" or "base": what the buffers asked for ("" in old files)
   std::string transport;
   int ranks = 1;
   std::vector<std::string> hosts;  // per rank

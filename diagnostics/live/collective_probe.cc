@@ -121,7 +121,7 @@ bool blameHops(const std::vector<Hop>& hops, const std::vector<std::string>& hos
 
 json runAllreduceProbe(transports::Transport& t, const ProbeOptions& o) {
   auto b = collectives::ScheduleBackend::create(t, {"ring", 0});
-  Status s = b ? (*b)->allocate(kCollectiveProbeBytes) : b.status();
+  Status s = b ? (*b)->allocate(kCollectiveProbeBytes, core::HostPages::kBase) : b.status();
   collectives::OpConfig op{collectives::Collective::kAllreduce,
                            kCollectiveProbeBytes / 4,
                            core::DataType::kFloat,
@@ -220,7 +220,7 @@ json measureRingHops(transports::Transport& t, const ProbeOptions& o, size_t byt
   const int n = t.size(), me = t.rank();
   json out = json::array();
   if (n < 2) return out;
-  collectives::HostBuffer buf(std::max(bytes, kMaxTimedBytes));
+  core::HostBuffer buf(std::max(bytes, kMaxTimedBytes));
   auto mr = t.registerMemory(buf.data(), buf.size());
   if (!mr) return out;
   // Two passes over the ring, so a hop is only slow if it is slow twice, some time apart: one

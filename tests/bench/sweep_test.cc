@@ -24,7 +24,7 @@ class CountingBackend : public collectives::CollectiveBackend {
   std::string transport() const override { return "none"; }
   int rank() const override { return 0; }
   int size() const override { return 1; }
-  Status allocate(size_t max_bytes) override {
+  Status allocate(size_t max_bytes, core::HostPages) override {
     buf_.assign(2 * max_bytes + 64, 0);
     return Status::ok();
   }

@@ -165,6 +165,40 @@ def case_many_iters(h, binary, mpirun, transport, n):
     log(f"{iters} iterations on {n} ranks over {transport}: exact, p50 {lat['p50']} us")
 
 
+def thp_mode():
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            line = f.read()
+        return line[line.index("[") + 1:line.index("]")]
+    except (OSError, ValueError):
+        return ""
+
+
+def case_host_pages(h, binary, mpirun, transport, n):
+    """--hugepages on (the default) and off: exact either way; the run record says which pages
+    the buffers asked for; the table warns only when huge pages were asked for and not granted."""
+    n = int(n)
+    b, e, f = "1M", "8M", 8  # buffers of 8 MiB: four huge pages each
+    sizes = sweep_sizes(b, e, factor=f)
+    for pages, flag in (("huge", []), ("base", ["--hugepages", "off"])):
+        js = h.path(f"{pages}.jsonl")
+        argv = bench(binary, "--np", n, "--transport", transport, "-b", b, "-e", e, "-f", f,
+                     *flag, *ITERS, "--timeout", "30s", "--json", js)
+        rc, _, _, p = h.run(argv, RUN_TIMEOUT, label=pages)
+        run, _ = verify_sweep(h, p, rc, js, transport=transport, ranks=n, sizes=sizes,
+                              dtypes=["float"], ops=["sum"])
+        check(run.get("host_pages") == pages,
+              f"run record host_pages {run.get('host_pages')!r}, expected {pages!r}")
+        warned = "huge pages asked for" in h.stdout(p)
+        # Where the kernel grants huge pages on request, asking gets them; base pages never warn.
+        if pages == "base" or thp_mode() in ("madvise", "always"):
+            check(not warned, f"unexpected huge-page warning ({pages}, THP "
+                  f"{thp_mode()!r})\n{h.describe(p)}")
+        else:
+            check(warned, f"no warning although THP is {thp_mode()!r}\n{h.describe(p)}")
+    log(f"np {n} over {transport}: huge and base pages exact, run records say which")
+
+
 # --------------------------------------------------------------------------------------------
 # 2. Corruption hook
 
@@ -504,6 +538,8 @@ def case_badinput(h, binary, mpirun, name):
         argv, words = bench(binary, "--np", "3", "--transport", "carrier-pigeon"), ["carrier-pigeon"]
     elif name == "unknown_algo":
         argv, words = bench(binary, "--np", "3", "--algo", "nosuchalgo", *small), ["nosuchalgo"]
+    elif name == "bad_hugepages":
+        argv, words = bench(binary, "--np", "2", "--hugepages", "maybe"), ["--hugepages", "maybe"]
     elif name == "bad_timeout":
         argv, words = bench(binary, "--np", "3", "--timeout", "5parsecs"), ["5parsecs"]
     elif name == "bad_max_clock_skew":
@@ -722,6 +758,7 @@ CASES = {
     "all_types": case_all_types,
     "edge_counts": case_edge_counts,
     "many_iters": case_many_iters,
+    "host_pages": case_host_pages,
     "corrupt": case_corrupt,
     "corrupt_all": case_corrupt_all,
     "mpirun_same": case_mpirun_same,

@@ -25,6 +25,7 @@ TEST(JsonlReaderTest, ReadsBackWhatTheWriterWrote) {
   meta.hosts = {"a", "b"};
   meta.env = {{"NCCL_DEBUG", "INFO"}};
   meta.interleaved = true;
+  meta.host_pages = "base";
   Measurement m = row(4096, true);
   m.wrong = 3;
   m.root = 2;
@@ -39,6 +40,7 @@ TEST(JsonlReaderTest, ReadsBackWhatTheWriterWrote) {
   EXPECT_EQ(r.meta->hosts, meta.hosts);
   EXPECT_EQ(r.meta->env, meta.env);
   EXPECT_TRUE(r.meta->interleaved);
+  EXPECT_EQ(r.meta->host_pages, "base");
   ASSERT_EQ(r.rows.size(), 1u);
   EXPECT_EQ(r.rows[0].requested_algorithm, "auto");
   EXPECT_EQ(toJson(r.rows[0]), toJson(m));  // every field, bit for bit

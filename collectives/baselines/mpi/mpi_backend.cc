@@ -2,13 +2,15 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "collectives/baselines/mpi/mpi_runtime.h"
-#include "collectives/schedule_backend.h"
+#include "core/host_memory.h"
 
 namespace ccscope::collectives::mpi {
 
@@ -62,11 +64,13 @@ class MpiBackend final : public CollectiveBackend {
   std::string transport() const override { return "mpi"; }
   int rank() const override { int r = 0; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }
   int size() const override { int n = 1; MPI_Comm_size(MPI_COMM_WORLD, &n); return n; }
-  Status allocate(size_t max_bytes) override {
-    send_ = HostBuffer(std::max<size_t>(max_bytes, 64));
-    recv_ = HostBuffer(std::max<size_t>(max_bytes, 64));
+  Status allocate(size_t max_bytes, core::HostPages pages) override {
+    pages_ = pages;
+    send_ = core::HostBuffer(std::max<size_t>(max_bytes, 64), pages);
+    recv_ = core::HostBuffer(std::max<size_t>(max_bytes, 64), pages);
     return Status::ok();
   }
+  std::string allocationNote() const override { return core::hugePageShortfall({&send_, &recv_}, pages_); }
   char* sendBuffer() override { return send_.data(); }
   char* recvBuffer() override { return recv_.data(); }
   Status prepare(const OpConfig& cfg) override {
@@ -147,7 +151,8 @@ class MpiBackend final : public CollectiveBackend {
   }
 
  private:
-  HostBuffer send_, recv_;
+  core::HostPages pages_ = core::HostPages::kBase;
+  core::HostBuffer send_, recv_;
   MPI_Datatype type_ = MPI_FLOAT;
   MPI_Op op_ = MPI_SUM;
   OpConfig cfg_;
