@@ -1,14 +1,16 @@
 #include "app/bench_command.h"
 
-#include <thread>
-
 #include <fmt/format.h>
+
+#include <thread>
 
 #include "app/job_launch.h"
 #include "app/rank_job.h"
 #include "bench/alltoallv_plan.h"
 #include "bench/bench_config.h"
+#include "bench/sweep.h"
 #include "collectives/algorithms.h"
+#include "core/host_memory.h"
 #include "core/units.h"
 #include "launch/environment.h"
 
@@ -88,7 +90,8 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
   CCSCOPE_ASSIGN_OR_RETURN(c.ops, core::parseReduceOpList(r.op));
   CCSCOPE_ASSIGN_OR_RETURN(c.timeout_s, core::parseDurationSeconds(r.timeout));
   if (r.hugepages != "on" && r.hugepages != "off")
-    return Status(core::Code::kInvalidArgument, fmt::format("--hugepages takes on or off, not '{}'", r.hugepages));
+    return Status(core::Code::kInvalidArgument,
+                  fmt::format("--hugepages takes on or off, not '{}'", r.hugepages));
   c.host_pages = r.hugepages == "on" ? core::HostPages::kHuge : core::HostPages::kBase;
   c.factor = r.factor;
   c.iters = r.iters;
@@ -128,6 +131,18 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
   return c;
 }
 
+// Buffers that cannot fit in this host's memory are a configuration error said up front, not
+// an OOM kill half-way through the sweep. Every rank on a host decides from the same figures; one
+// of them says so.
+Status checkBufferMemory(const bench::BenchConfig& cfg, const launch::LaunchInfo& info) {
+  CCSCOPE_ASSIGN_OR_RETURN(size_t need, bench::bufferBytes(cfg, info.size));
+  const size_t turns = cfg.interleave ? cfg.algorithms.size() : 1;  // backends alive at once
+  std::string what =
+      fmt::format("the send and receive buffers of -e {}", core::formatBytes(cfg.max_bytes));
+  if (turns > 1) what += fmt::format(" for {} interleaved algorithms", turns);
+  return core::checkAvailableMemory(2 * need * turns, info.local_size, what);
+}
+
 int run(const RawOptions& raw) {
   auto cfg = toConfig(raw);
   if (!cfg) {
@@ -152,6 +167,11 @@ int run(const RawOptions& raw) {
   return launchOrRun(lo, job.argv, [&](const launch::LaunchInfo& info) {
     if (cfg->root >= info.size) {
       if (info.rank == 0) std::fprintf(stderr, "ccscope: error: --root %d is not a rank (0..%d)\n", cfg->root, info.size - 1);
+      return static_cast<int>(kExitUsage);
+    }
+    if (Status s = checkBufferMemory(*cfg, info); !s.isOk()) {
+      if (info.local_rank == 0)
+        std::fprintf(stderr, "ccscope: error: rank %d: %s\n", info.rank, s.message().c_str());
       return static_cast<int>(kExitUsage);
     }
     return runBenchRank(*cfg, job, info);

@@ -239,7 +239,7 @@ void pairs(RankState& st, transports::Transport* t, bool connected) {
 // tcp always; shm too when every rank is on one host.
 std::vector<std::string> collectiveTransports(const RankState& st) {
   return diagnostics::allOnOneHost(st.hosts) ? std::vector<std::string>{"tcp", "shm"}
-                           : std::vector<std::string>{"tcp"};
+                                             : std::vector<std::string>{"tcp"};
 }
 
 std::string noBisectionWhy(ProbeOutcome allreduce, bool one_host) {
@@ -271,13 +271,14 @@ json allreduces(RankState& st, TransportSet& ts) {
     if (!why.empty())
       plan[name] = {{"reason", why}, {"fresh", st.results.back().outcome == ProbeOutcome::kFail}};
     else
-      st.results.push_back({Layer::kHostNetwork,
-                            "ring hops over " + name,
-                            ProbeOutcome::kSkip,
-                            noBisectionWhy(st.results.back().outcome, diagnostics::allOnOneHost(st.hosts)),
-                            {},
-                            {},
-                            {}});
+      st.results.push_back(
+          {Layer::kHostNetwork,
+           "ring hops over " + name,
+           ProbeOutcome::kSkip,
+           noBisectionWhy(st.results.back().outcome, diagnostics::allOnOneHost(st.hosts)),
+           {},
+           {},
+           {}});
   }
   st.post("hopplan", plan);
   return plan;

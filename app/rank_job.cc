@@ -1,22 +1,22 @@
 #include "app/rank_job.h"
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <thread>
-
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "app/command.h"
 #include "app/failure_report.h"
 #include "app/rendezvous.h"
 #include "app/run_metadata.h"
 #include "app/watchdog.h"
-#include "diagnostics/live/flight_dump.h"
 #include "bench/sweep.h"
 #include "bench/wait_profile.h"
 #include "collectives/schedule_backend.h"
+#include "diagnostics/live/flight_dump.h"
 #include "launch/store_client.h"
 #include "launch/store_server.h"
 #include "reports/jsonl_writer.h"

@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
   // The same host memory as the harness's buffers (huge pages from 2 MiB unless HUGEPAGES=off),
   // so that the ceiling is measured on the pages the collectives use.
   const char* hp = std::getenv("HUGEPAGES");
-  core::HostPages pages = hp && std::string(hp) == "off" ? core::HostPages::kBase : core::HostPages::kHuge;
+  core::HostPages pages =
+      hp && std::string(hp) == "off" ? core::HostPages::kBase : core::HostPages::kHuge;
   core::HostBuffer src_buf(max, pages), dst_buf(max, pages);
   char *src = src_buf.data(), *dst = dst_buf.data();
   std::memset(src, 1, max);

@@ -151,6 +151,13 @@ void fillIdentity(reports::Measurement& m, const BenchConfig& cfg, CollectiveBac
 
 }  // namespace
 
+core::Result<size_t> bufferBytes(const BenchConfig& cfg, int ranks) {
+  CCSCOPE_ASSIGN_OR_RETURN(std::vector<SizePlan> plans, planSizes(cfg, sweepSizes(cfg), ranks));
+  size_t need = 0;
+  for (const SizePlan& p : plans) need = std::max(need, p.max_bytes);
+  return need;
+}
+
 core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
                                            const std::vector<CollectiveBackend*>& backends,
                                            reports::ResultSink& sink) {
@@ -158,8 +165,7 @@ core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
   const int ranks = backends.front()->size(), rank = backends.front()->rank();
   std::vector<uint64_t> sizes = sweepSizes(cfg);
   CCSCOPE_ASSIGN_OR_RETURN(std::vector<SizePlan> plans, planSizes(cfg, sizes, ranks));
-  size_t need = 0;
-  for (const SizePlan& p : plans) need = std::max(need, p.max_bytes);
+  CCSCOPE_ASSIGN_OR_RETURN(size_t need, bufferBytes(cfg, ranks));
   std::vector<SizeRunner> runners;
   runners.reserve(backends.size());
   for (CollectiveBackend* b : backends) {

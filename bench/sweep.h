@@ -14,6 +14,10 @@
 
 namespace ccscope::bench {
 
+// Bytes of the send (and of the receive) buffer a rank needs for the whole sweep: the largest
+// size, or with all-to-allv the largest per-rank volume of its plan.
+core::Result<size_t> bufferBytes(const BenchConfig& cfg, int ranks);
+
 // Runs on every rank (the statistics are collective); only rank 0 should pass a writing sink.
 // A failed collective (deadline, dead peer) ends the sweep with that status; rows already
 // produced have reached the sink.

@@ -256,7 +256,8 @@ Status timeClose(Choice& ch, Collective c, size_t n, const TimeAtSize& time,
   // the timed rounds take turns, forwards and backwards.
   std::vector<int> iters(n, 1);
   for (size_t k = 0; k < n; ++k) {
-    CCSCOPE_ASSIGN_OR_RETURN(double warm, time(*algos[k], batch(ch.predicted_s[k].second, kMaxWarmIters)));
+    CCSCOPE_ASSIGN_OR_RETURN(double warm,
+                             time(*algos[k], batch(ch.predicted_s[k].second, kMaxWarmIters)));
     CCSCOPE_RETURN_IF_ERROR(max_over_ranks(std::span<double>(&warm, 1)));
     iters[k] = batch(warm, kMaxIters, kCloseBatchSeconds);
   }

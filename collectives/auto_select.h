@@ -35,9 +35,9 @@ struct Calibration {
 
 // Collective over all ranks of `t`, on buffers of `pages` (those the bench's buffers use);
 // `max_over_ranks` reduces a vector to its elementwise max.
-core::Result<Calibration> calibrate(transports::Transport& t, core::HostPages pages,
-                                    const std::function<core::Status(std::span<double>)>& max_over_ranks,
-                                    core::Deadline deadline);
+core::Result<Calibration> calibrate(
+    transports::Transport& t, core::HostPages pages,
+    const std::function<core::Status(std::span<double>)>& max_over_ranks, core::Deadline deadline);
 
 // Measured time over modelled time of each candidate at anchor sizes (ascending).
 struct Corrections {
@@ -85,8 +85,8 @@ Choice choose(Collective c, int ranks, double bytes, const CostParams& cost,
 
 // How many of ch.predicted_s (cheapest first) are worth timing at the size itself before the
 // first row: the model's pick and those predicted within 1.5x of it, at most three and as many
-// as timing them
-// (a warm-up and five rounds of batches of at least 10 ms) is predicted to take in 0.5 s.
+// as timing them (a warm-up and five rounds of batches of at least 10 ms) is predicted to take
+// in 0.5 s.
 // Anchors are a few sizes, the model interpolates between them and holds flat beyond the last,
 // and which of two close algorithms is faster can change from one process to the next
 // (docs/algorithms.md): timing the close ones where the rows run settles what the model
@@ -98,11 +98,10 @@ size_t closeCandidates(const Choice& ch);
 using TimeAtSize = std::function<core::Result<double>(const AlgorithmInfo& algo, int iters)>;
 
 // Times the first `n` of ch.predicted_s (closeCandidates) at the size: a warm-up round sets
-// each batch from the predicted time (10 ms), then
-// five rounds taking turns; the slowest rank's time counts and the median of the rounds decides.
+// each batch (10 ms), then five rounds taking turns; the slowest rank's time counts and the
+// median of the rounds decides.
 // Sets ch.timed_s and picks the fastest as ch.algo. Every rank must call it alike.
-core::Status timeClose(Choice& ch, Collective c, size_t n,
-                       const TimeAtSize& time,
+core::Status timeClose(Choice& ch, Collective c, size_t n, const TimeAtSize& time,
                        const std::function<core::Status(std::span<double>)>& max_over_ranks);
 
 }  // namespace ccscope::collectives

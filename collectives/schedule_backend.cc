@@ -54,8 +54,8 @@ std::string ScheduleBackend::setupNote() const {
 Status ScheduleBackend::allocate(size_t max_bytes, core::HostPages pages) {
   size_t bytes = std::max<size_t>(max_bytes, 64);
   pages_ = pages;
-  send_ = core::HostBuffer(bytes, pages);
-  recv_ = core::HostBuffer(bytes, pages);
+  CCSCOPE_ASSIGN_OR_RETURN(send_, core::HostBuffer::allocate(bytes, pages));
+  CCSCOPE_ASSIGN_OR_RETURN(recv_, core::HostBuffer::allocate(bytes, pages));
   CCSCOPE_ASSIGN_OR_RETURN(send_mr_, t_.registerMemory(send_.data(), send_.size()));
   CCSCOPE_ASSIGN_OR_RETURN(recv_mr_, t_.registerMemory(recv_.data(), recv_.size()));
   return Status::ok();
@@ -68,7 +68,8 @@ std::string ScheduleBackend::allocationNote() const {
 // Scratch grows (outside any timed loop) to what the largest prepared schedule needs.
 Status ScheduleBackend::ensureScratch(size_t bytes) {
   if (bytes <= scratch_.size() && scratch_.data()) return Status::ok();
-  scratch_ = core::HostBuffer(std::max<size_t>(bytes, 4096), pages_);
+  CCSCOPE_ASSIGN_OR_RETURN(scratch_,
+                           core::HostBuffer::allocate(std::max<size_t>(bytes, 4096), pages_));
   CCSCOPE_ASSIGN_OR_RETURN(scratch_mr_, t_.registerMemory(scratch_.data(), scratch_.size()));
   return Status::ok();
 }

@@ -1,36 +1,55 @@
 #include "core/host_memory.h"
 
+#include <fmt/format.h>
 #include <sys/mman.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
-#include <fmt/format.h>
-
 #include "core/check.h"
+#include "core/units.h"
 
 namespace ccscope::core {
 
 const char* hostPagesName(HostPages p) { return p == HostPages::kHuge ? "huge" : "base"; }
 
-HostBuffer::HostBuffer(size_t bytes, HostPages pages) : n_(bytes) {
-  if (bytes == 0) return;
+HostBuffer::HostBuffer(size_t bytes, HostPages pages) {
+  auto b = allocate(bytes, pages);
+  CCSCOPE_CHECK(b.isOk(), b.status().toString());
+  swap(*b);
+}
+
+Result<HostBuffer> HostBuffer::allocate(size_t bytes, HostPages pages) {
+  HostBuffer b;
+  if (bytes == 0) return b;
   const bool huge = pages == HostPages::kHuge && bytes >= kHugePageBytes;
   // A huge page needs a 2 MiB-aligned start: map one huge page more and start at the boundary.
-  map_len_ = huge ? bytes + kHugePageBytes : bytes;
-  map_ = mmap(nullptr, map_len_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  CCSCOPE_CHECK(map_ != MAP_FAILED, fmt::format("cannot allocate {} B of host memory", bytes));
+  const size_t len = huge ? bytes + kHugePageBytes : bytes;
+  void* map = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED)
+    return errnoStatus("mmap", errno)
+        .prepend(fmt::format("cannot allocate {} of host memory", formatBytes(bytes)));
+  b.map_ = map;
+  b.map_len_ = len;
+  b.n_ = bytes;
+  b.place(huge);
+  return b;
+}
+
+void HostBuffer::place(bool huge) {
   auto at = reinterpret_cast<uintptr_t>(map_);
   if (huge) {
     at = (at + kHugePageBytes - 1) & ~(uintptr_t{kHugePageBytes} - 1);
     // Refused where THP is "never" or the kernel lacks it: the buffer stays on base pages and
     // hugePageShortfall() says so.
-    (void)madvise(reinterpret_cast<void*>(at), bytes, MADV_HUGEPAGE);
+    (void)madvise(reinterpret_cast<void*>(at), n_, MADV_HUGEPAGE);
   }
   p_ = reinterpret_cast<char*>(at);
-  std::memset(p_, 0, bytes);  // fault every page in now, not inside the timed loop
+  std::memset(p_, 0, n_);  // fault every page in now, not inside the timed loop
 }
 
 HostBuffer::~HostBuffer() {
@@ -58,6 +77,23 @@ size_t HostBuffer::hugeBytes() const {
   return total_kb * 1024;
 }
 
+Status checkAvailableMemory(size_t per_rank, int ranks_here, const std::string& what) {
+  std::ifstream meminfo("/proc/meminfo");
+  size_t available_kb = 0;
+  for (std::string line; std::getline(meminfo, line);)
+    if (std::sscanf(line.c_str(), "MemAvailable: %zu kB", &available_kb) == 1) break;
+  const int ranks = std::max(ranks_here, 1);
+  const double want = static_cast<double>(per_rank) * ranks, have = available_kb * 1024.0;
+  if (available_kb == 0 || want <= have) return Status::ok();
+  constexpr double kGiB = 1 << 30;
+  return Status(
+      Code::kInvalidArgument,
+      fmt::format("{} need {:.1f} GiB per rank, {:.1f} GiB for the {} rank{} on this "
+                  "host, and {:.1f} GiB is available (MemAvailable): lower -e or run "
+                  "fewer ranks per host",
+                  what, per_rank / kGiB, want / kGiB, ranks, ranks == 1 ? "" : "s", have / kGiB));
+}
+
 std::string hugePageShortfall(std::initializer_list<const HostBuffer*> buffers, HostPages asked) {
   if (asked != HostPages::kHuge) return "";
   size_t want = 0, got = 0;
@@ -71,9 +107,10 @@ std::string hugePageShortfall(std::initializer_list<const HostBuffer*> buffers, 
   std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string setting;
   std::getline(f, setting);
-  return fmt::format("host buffers: huge pages asked for, {} of {} MiB received (transparent_hugepage "
-                     "/enabled: {}); large-message figures are on base pages",
-                     got >> 20, want >> 20, setting.empty() ? "unreadable" : setting);
+  return fmt::format(
+      "host buffers: huge pages asked for, {} of {} MiB received (transparent_hugepage "
+      "/enabled: {}); large-message figures are on base pages",
+      got >> 20, want >> 20, setting.empty() ? "unreadable" : setting);
 }
 
 }  // namespace ccscope::core

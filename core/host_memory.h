@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "core/status.h"
+
 namespace ccscope::core {
 
 // kHuge asks the kernel for 2 MiB transparent huge pages (madvise) on buffers of 2 MiB and
@@ -21,9 +23,11 @@ class HostBuffer {
   static constexpr size_t kHugePageBytes = 2u << 20;
 
   HostBuffer() = default;
-  // Aborts with a message if the memory cannot be had (as new does): buffers are sized by the
-  // user's -e before any rank starts to measure.
+  // For internal buffers of a fixed, small size: aborts with a message if the memory cannot be
+  // had (as new does).
   explicit HostBuffer(size_t bytes, HostPages pages = HostPages::kBase);
+  // For buffers sized by the user (-e): a failed mapping is an error status (kSystem, ENOMEM).
+  static Result<HostBuffer> allocate(size_t bytes, HostPages pages);
   HostBuffer(HostBuffer&& o) noexcept { swap(o); }
   HostBuffer& operator=(HostBuffer&& o) noexcept {
     swap(o);
@@ -40,6 +44,7 @@ class HostBuffer {
   size_t hugeBytes() const;
 
  private:
+  void place(bool huge);  // aligns p_ in the mapping, asks for huge pages, faults pages in
   void swap(HostBuffer& o) {
     std::swap(p_, o.p_);
     std::swap(n_, o.n_);
@@ -51,6 +56,13 @@ class HostBuffer {
   void* map_ = nullptr;  // the mapping, which may start below p_ (huge-page alignment)
   size_t map_len_ = 0;
 };
+
+// Fails (kInvalidArgument, a configuration error) when `ranks_here` ranks allocating
+// `per_rank` bytes each would not fit in the memory the kernel says is available
+// (MemAvailable): faulting the buffers in would otherwise wake the OOM killer mid-run.
+// `what` says where the bytes come from, for the message. Passes where /proc/meminfo cannot
+// be read.
+Status checkAvailableMemory(size_t per_rank, int ranks_here, const std::string& what);
 
 // "" when every buffer asked for huge pages got them, else one line saying how much did and
 // what the kernel's THP setting is (for the table, next to the figures it explains).

@@ -75,7 +75,8 @@ const std::string& hostOf(int rank, const std::vector<std::string>& hosts) {
 }
 
 bool allOnOneHost(const std::vector<std::string>& hosts) {
-  return std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return h == hosts[0] && h != "?"; });
+  return std::all_of(hosts.begin(), hosts.end(),
+                     [&](const std::string& h) { return h == hosts[0] && h != "?"; });
 }
 
 double medianOf(std::vector<double> v) {

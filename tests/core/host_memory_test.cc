@@ -17,7 +17,9 @@ std::string thpMode() {
   std::string line;
   std::getline(f, line);
   auto open = line.find('['), close = line.find(']');
-  return open == std::string::npos || close == std::string::npos ? "" : line.substr(open + 1, close - open - 1);
+  return open == std::string::npos || close == std::string::npos
+             ? ""
+             : line.substr(open + 1, close - open - 1);
 }
 
 TEST(HostBufferTest, IsZeroedAndAlignedToTheHugePageWhenAskedForOne) {
@@ -65,6 +67,27 @@ TEST(HostBufferTest, ShortfallNamesWhatWasReceivedAndTheKernelSetting) {
   EXPECT_NE(note.find("0 of 4 MiB"), std::string::npos) << note;
   EXPECT_NE(note.find("[madvise]"), std::string::npos) << note;
   EXPECT_EQ(hugePageShortfall({&base}, HostPages::kBase), "");  // not asked for: nothing to say
+}
+
+TEST(HostBufferTest, AMappingTheKernelRefusesIsAnErrorNotAnAbort) {
+  auto b = HostBuffer::allocate(size_t{1} << 62, HostPages::kHuge);  // 4 EiB
+  ASSERT_FALSE(b.isOk());
+  EXPECT_EQ(b.status().code(), Code::kSystem);
+  EXPECT_NE(b.status().message().find("cannot allocate 4194304 TiB"), std::string::npos)
+      << b.status().toString();
+}
+
+TEST(AvailableMemoryTest, WhatFitsPassesAndWhatCannotSaysHowMuchOfWhat) {
+  EXPECT_TRUE(checkAvailableMemory(1 << 20, 4, "the buffers").isOk());
+  Status s = checkAvailableMemory(size_t{1} << 50, 2, "the buffers of -e 512 TiB");  // 1 PiB each
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);  // a configuration error: exit 2
+  for (const char* part : {"the buffers of -e 512 TiB need 1048576.0 GiB per rank",
+                           "2097152.0 GiB for the 2 ranks on this host", "MemAvailable"})
+    EXPECT_NE(s.message().find(part), std::string::npos) << s.message();
+  // A launcher that does not say how many ranks share the host: counted as one.
+  EXPECT_NE(checkAvailableMemory(size_t{1} << 50, 0, "x").message().find("for the 1 rank on"),
+            std::string::npos);
 }
 
 }  // namespace

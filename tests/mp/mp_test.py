@@ -538,6 +538,12 @@ def case_badinput(h, binary, mpirun, name):
         argv, words = bench(binary, "--np", "3", "--transport", "carrier-pigeon"), ["carrier-pigeon"]
     elif name == "unknown_algo":
         argv, words = bench(binary, "--np", "3", "--algo", "nosuchalgo", *small), ["nosuchalgo"]
+    elif name == "too_large":
+        # 8 ranks x 4 interleaved algorithms x 2 buffers x 64 GiB = 4 TiB, more than any test
+        # machine has: refused before a page is touched.
+        argv = bench(binary, "--np", "8", "-b", "64G", "-e", "64G", "--algo",
+                     "ring,tree,rabenseifner,recursive_doubling", "--interleave")
+        words = ["-e 64 GiB", "4 interleaved", "8 ranks", "MemAvailable"]
     elif name == "bad_hugepages":
         argv, words = bench(binary, "--np", "2", "--hugepages", "maybe"), ["--hugepages", "maybe"]
     elif name == "bad_timeout":

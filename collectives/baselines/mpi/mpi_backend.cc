@@ -1,13 +1,12 @@
 #include "collectives/baselines/mpi/mpi_backend.h"
 
+#include <fmt/format.h>
 #include <mpi.h>
 
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "collectives/baselines/mpi/mpi_runtime.h"
 #include "core/host_memory.h"
@@ -66,11 +65,15 @@ class MpiBackend final : public CollectiveBackend {
   int size() const override { int n = 1; MPI_Comm_size(MPI_COMM_WORLD, &n); return n; }
   Status allocate(size_t max_bytes, core::HostPages pages) override {
     pages_ = pages;
-    send_ = core::HostBuffer(std::max<size_t>(max_bytes, 64), pages);
-    recv_ = core::HostBuffer(std::max<size_t>(max_bytes, 64), pages);
+    CCSCOPE_ASSIGN_OR_RETURN(send_,
+                             core::HostBuffer::allocate(std::max<size_t>(max_bytes, 64), pages));
+    CCSCOPE_ASSIGN_OR_RETURN(recv_,
+                             core::HostBuffer::allocate(std::max<size_t>(max_bytes, 64), pages));
     return Status::ok();
   }
-  std::string allocationNote() const override { return core::hugePageShortfall({&send_, &recv_}, pages_); }
+  std::string allocationNote() const override {
+    return core::hugePageShortfall({&send_, &recv_}, pages_);
+  }
   char* sendBuffer() override { return send_.data(); }
   char* recvBuffer() override { return recv_.data(); }
   Status prepare(const OpConfig& cfg) override {
