@@ -28,8 +28,10 @@ constexpr int kRounds = 4;
 constexpr double kBatchSeconds = 2e-3;  // small sizes: enough back-to-back runs to fill this
 constexpr int kMaxIters = 200, kMaxWarmIters = 20;
 // The next anchor is measured only while the runs it would take fit in this (by the previous
-// anchor's times), and only for candidates within this factor of the best at the previous one:
-// growing the size by 4x does not turn an algorithm 3x slower into the fastest.
+// anchor's times), and only for candidates within this factor of the best at the previous one.
+// Pruning saves the budget for the larger anchors, but it is a guess: beyond the caches an
+// algorithm 3x slower at 1 MiB can be the fastest at 16 MiB (allreduce np 2: the tree against
+// recursive doubling), so a pruned candidate's prediction counts as extrapolated there.
 constexpr double kBudgetSeconds = 1.0;
 constexpr double kPruneFactor = 3.0;
 constexpr double kPruneFromBytes = 1 << 20;  // below, latency decides: a slow start says nothing
@@ -39,7 +41,9 @@ constexpr double kPruneFromBytes = 1 << 20;  // below, latency decides: a slow s
 // anchor's: with 3 rounds of one run each at 4 MiB, reduce-scatter's pick changed from one
 // process to the next although ring's rows were faster in most.
 constexpr double kCloseFactor = 1.5;
-constexpr size_t kMaxClose = 3;
+constexpr double kExtrapolatedCloseFactor = 4.0;
+constexpr double kExtrapolatedBeyond = 2.0;  // Corrections::extrapolated()
+constexpr size_t kMaxClose = 4;
 constexpr double kCloseBudgetSeconds = 0.5;
 constexpr int kCloseRounds = 6;
 constexpr double kCloseBatchSeconds = 10e-3;
@@ -109,6 +113,12 @@ double Corrections::at(std::string_view algorithm, double b) const {
   return std::exp(std::log(r[i - 1]) + x * (std::log(r[i]) - std::log(r[i - 1])));
 }
 
+bool Corrections::extrapolated(std::string_view algorithm, double b) const {
+  for (size_t i = 0; i < ratio.size() && i < measured_to.size(); ++i)
+    if (ratio[i].first == algorithm) return b > kExtrapolatedBeyond * measured_to[i];
+  return false;  // not measured at all: the formula alone, as everywhere without anchors
+}
+
 std::vector<uint64_t> anchorCounts(Collective c, int ranks, size_t elem, size_t max_bytes) {
   std::vector<uint64_t> out;
   for (double b : kAnchorBytes) {
@@ -136,6 +146,7 @@ core::Result<Corrections> measureCandidates(
   const size_t na = algos.size();
   out.ratio.reserve(na);
   for (const AlgorithmInfo* a : algos) out.ratio.emplace_back(a->name, std::vector<double>{});
+  out.measured_to.assign(na, 0.0);
   // Every decision below (iterations, pruning, budget) is taken from times already reduced
   // over ranks, so all ranks take the same one and run the same collectives.
   std::vector<double> last(na, 0.0);  // seconds per operation at the previous anchor; 0: pruned
@@ -182,6 +193,7 @@ core::Result<Corrections> measureCandidates(
       std::vector<double> mine;
       for (int round = 1; round < kRounds; ++round) mine.push_back(t[round * na + ai]);
       last[ai] = std::max(median(mine), 1e-9);
+      out.measured_to[ai] = bytes;
       for (int round = 1; round < kRounds; ++round) spent += (iters[ai] + 1) * t[round * na + ai];
       double model = algos[ai]->cost(ranks, bytes, cost);
       ratio.push_back(model > 0 ? last[ai] / model : 1.0);
@@ -206,9 +218,11 @@ core::Result<Corrections> measureCandidates(
 Choice choose(Collective c, int ranks, double bytes, const CostParams& cost, const Corrections* m) {
   Choice ch;
   for (const AlgorithmInfo& a : allAlgorithms())
-    if (a.collective == c)
+    if (a.collective == c) {
       ch.predicted_s.emplace_back(a.name,
                                   a.cost(ranks, bytes, cost) * (m ? m->at(a.name, bytes) : 1.0));
+      if (m && m->extrapolated(a.name, bytes)) ch.extrapolated.push_back(a.name);
+    }
   std::stable_sort(ch.predicted_s.begin(), ch.predicted_s.end(),
                    [](auto& x, auto& y) { return x.second < y.second; });
   if (!ch.predicted_s.empty()) ch.algo = findAlgorithm(c, ch.predicted_s.front().first);
@@ -227,37 +241,44 @@ std::string Choice::explain() const {
   return out;
 }
 
-size_t closeCandidates(const Choice& ch) {
-  if (ch.predicted_s.size() < 2) return 0;
+std::vector<size_t> closeCandidates(const Choice& ch) {
+  std::vector<size_t> out;
+  if (ch.predicted_s.size() < 2) return out;
   const double cheapest = ch.predicted_s.front().second;
   double cost = 0;
-  size_t n = 0;
-  for (const auto& [name, s] : ch.predicted_s) {
+  for (size_t k = 0; k < ch.predicted_s.size() && out.size() < kMaxClose; ++k) {
+    const auto& [name, s] = ch.predicted_s[k];
+    const bool guess =
+        std::find(ch.extrapolated.begin(), ch.extrapolated.end(), name) != ch.extrapolated.end();
+    if (s > (guess ? kExtrapolatedCloseFactor : kCloseFactor) * cheapest) continue;
     const double mine = kCloseRounds * (batch(s, kMaxIters, kCloseBatchSeconds) + 1) * s;
-    if (s > kCloseFactor * cheapest || n == kMaxClose || cost + mine > kCloseBudgetSeconds) break;
-    ++n;
+    if (cost + mine > kCloseBudgetSeconds) break;  // dearer ones after it would not fit either
+    out.push_back(k);
     cost += mine;
   }
-  return n < 2 ? 0 : n;
+  if (out.size() < 2) out.clear();
+  return out;
 }
 
-Status timeClose(Choice& ch, Collective c, size_t n, const TimeAtSize& time,
+Status timeClose(Choice& ch, Collective c, const std::vector<size_t>& which, const TimeAtSize& time,
                  const std::function<Status(std::span<double>)>& max_over_ranks) {
-  n = std::min(n, ch.predicted_s.size());
+  const size_t n = which.size();
   if (n < 2) return Status::ok();
   const int64_t start = core::nowNs();
   std::vector<const AlgorithmInfo*> algos;
-  for (size_t k = 0; k < n; ++k) {
+  std::vector<double> predicted;
+  for (size_t k : which) {
+    if (k >= ch.predicted_s.size()) return Status(core::Code::kInternal, "auto: no such candidate");
     const AlgorithmInfo* a = findAlgorithm(c, ch.predicted_s[k].first);
     if (!a) return Status(core::Code::kInternal, "auto: no algorithm " + ch.predicted_s[k].first);
     algos.push_back(a);
+    predicted.push_back(ch.predicted_s[k].second);
   }
   // As measureCandidates: round 0 warms up and sets the batch from the slowest rank's time;
   // the timed rounds take turns, forwards and backwards.
   std::vector<int> iters(n, 1);
   for (size_t k = 0; k < n; ++k) {
-    CCSCOPE_ASSIGN_OR_RETURN(double warm,
-                             time(*algos[k], batch(ch.predicted_s[k].second, kMaxWarmIters)));
+    CCSCOPE_ASSIGN_OR_RETURN(double warm, time(*algos[k], batch(predicted[k], kMaxWarmIters)));
     CCSCOPE_RETURN_IF_ERROR(max_over_ranks(std::span<double>(&warm, 1)));
     iters[k] = batch(warm, kMaxIters, kCloseBatchSeconds);
   }

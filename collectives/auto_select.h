@@ -43,11 +43,15 @@ core::Result<Calibration> calibrate(
 struct Corrections {
   std::vector<double> bytes;
   std::vector<std::pair<std::string, std::vector<double>>> ratio;  // per algorithm, per anchor
+  std::vector<double> measured_to;  // per algorithm (as ratio): the largest anchor it ran at
   double seconds = 0;  // how long measuring took
   // One line per anchor, us per operation ("-": pruned): "65536 B: ring 11.2 tree 12.0 ...".
   std::string table;
   // The ratio at `bytes`, linear in log(bytes) between anchors, flat beyond; 1 if not measured.
   double at(std::string_view algorithm, double bytes) const;
+  // Whether at(algorithm, bytes) is carried from more than twice as small a size as any this
+  // candidate ran at (pruned, or beyond the last anchor): a guess, not a measurement.
+  bool extrapolated(std::string_view algorithm, double bytes) const;
 };
 
 // Anchor element counts for a collective: sizes from 8 B up to max_bytes (16 MiB at most),
@@ -73,6 +77,7 @@ struct Choice {
   const AlgorithmInfo* algo = nullptr;
   std::vector<std::pair<std::string, double>> predicted_s;  // every candidate, cheapest first
   std::vector<std::pair<std::string, double>> timed_s;      // timed at the size, fastest first
+  std::vector<std::string> extrapolated;  // candidates whose prediction is a guess at this size
   double timing_seconds = 0;                                // how long timing them took
   // "rabenseifner 12.1 us < ring 15.3 us < tree 20.0 us", then, when candidates were timed at
   // the size itself, "; timed at this size in 0.03 s: ring 14.0 us < rabenseifner 14.9 us".
@@ -83,25 +88,29 @@ struct Choice {
 Choice choose(Collective c, int ranks, double bytes, const CostParams& cost,
               const Corrections* measured = nullptr);
 
-// How many of ch.predicted_s (cheapest first) are worth timing at the size itself before the
-// first row: the model's pick and those predicted within 1.5x of it, at most three and as many
-// as timing them (a warm-up and five rounds of batches of at least 10 ms) is predicted to take
-// in 0.5 s.
+// Which of ch.predicted_s (indices, cheapest first) are worth timing at the size itself
+// before the first row: the model's pick and those predicted within 1.5x of it, or within 4x
+// where their prediction is extrapolated, as many as timing them (a warm-up and five rounds of
+// batches of at least 10 ms) is predicted to take in 0.5 s. Extrapolation is where the model
+// goes wrong most: a candidate pruned at 1 MiB for being 3x slower than recursive doubling
+// (allreduce, np 2) inherits recursive doubling's fall beyond the caches, and at 16 MiB was
+// predicted 3x slower than it when it ran 1.3x faster.
 // Anchors are a few sizes, the model interpolates between them and holds flat beyond the last,
 // and which of two close algorithms is faster can change from one process to the next
 // (docs/algorithms.md): timing the close ones where the rows run settles what the model
-// cannot. 0: the model's pick stands.
-size_t closeCandidates(const Choice& ch);
+// cannot. Fewer than two: the model's pick stands (and the result is empty).
+std::vector<size_t> closeCandidates(const Choice& ch);
 
 // Seconds per operation of `algo` at the size, on this rank, over `iters` back-to-back runs
 // after one warm-up run.
 using TimeAtSize = std::function<core::Result<double>(const AlgorithmInfo& algo, int iters)>;
 
-// Times the first `n` of ch.predicted_s (closeCandidates) at the size: a warm-up round sets
-// each batch (10 ms), then five rounds taking turns; the slowest rank's time counts and the
-// median of the rounds decides.
-// Sets ch.timed_s and picks the fastest as ch.algo. Every rank must call it alike.
-core::Status timeClose(Choice& ch, Collective c, size_t n, const TimeAtSize& time,
+// Times the candidates at `which` indices of ch.predicted_s (closeCandidates) at the size: a
+// warm-up round sets each batch (10 ms), then five rounds taking turns; the slowest rank's time
+// counts and the median of the rounds decides. Sets ch.timed_s and picks the fastest as ch.algo.
+// Every rank must call it alike.
+core::Status timeClose(Choice& ch, Collective c, const std::vector<size_t>& which,
+                       const TimeAtSize& time,
                        const std::function<core::Status(std::span<double>)>& max_over_ranks);
 
 }  // namespace ccscope::collectives

@@ -156,6 +156,18 @@ TEST(MeasureCandidatesTest, PrunesCandidatesFarBehindOnlyInTheBandwidthRegime) {
   // Its ratio holds beyond: still predicted slower than the tree.
   Choice ch = choose(Collective::kAllreduce, 4, 16 << 20, CostParams{}, &*got);
   EXPECT_EQ(ch.predicted_s.back().first, "rabenseifner") << ch.explain();
+  // ... but that prediction is carried from 1 MiB, and says so; ring's and the tree's are
+  // measured at 16 MiB.
+  auto guessed = [&](const char* name) {
+    return std::find(ch.extrapolated.begin(), ch.extrapolated.end(), name) != ch.extrapolated.end();
+  };
+  EXPECT_TRUE(guessed("rabenseifner"));
+  EXPECT_FALSE(guessed("ring"));
+  EXPECT_FALSE(guessed("tree"));
+  EXPECT_FALSE(got->extrapolated("rabenseifner", 2 << 20));
+  EXPECT_TRUE(got->extrapolated("rabenseifner", 4 << 20));
+  EXPECT_FALSE(got->extrapolated("ring", 32 << 20));
+  EXPECT_TRUE(got->extrapolated("ring", 64 << 20));  // beyond the last anchor (16 MiB)
 }
 
 // Beyond the caches every candidate slows down per byte; one pruned at 1 MiB must slow down
@@ -236,16 +248,32 @@ TEST(CloseCandidatesTest, ThoseWithinOneAndAHalfOfThePickAsTheBudgetAllows) {
   // 10 us each: cheap to time; tree and rabenseifner within 1.5x, recursive doubling not.
   auto ch = predicted(
       {{"ring", 10e-6}, {"tree", 12e-6}, {"rabenseifner", 14e-6}, {"recursive_doubling", 16e-6}});
-  EXPECT_EQ(closeCandidates(ch), 3u);  // ring, tree, rabenseifner
+  EXPECT_EQ(closeCandidates(ch), (std::vector<size_t>{0, 1, 2}));  // ring, tree, rabenseifner
   // A clear winner: the model decides alone.
-  EXPECT_EQ(closeCandidates(predicted({{"ring", 10e-6}, {"tree", 30e-6}})), 0u);
+  EXPECT_TRUE(closeCandidates(predicted({{"ring", 10e-6}, {"tree", 30e-6}})).empty());
   // 60 ms each: six rounds (a warm-up and five) of a warm-up run and one timed run cost 0.72 s
   // a candidate, more than the 0.5 s: the model decides.
-  EXPECT_EQ(closeCandidates(predicted({{"ring", 60e-3}, {"tree", 61e-3}})), 0u);
+  EXPECT_TRUE(closeCandidates(predicted({{"ring", 60e-3}, {"tree", 61e-3}})).empty());
   // 20 ms each: two fit (0.24 + 0.246 s), the third would not.
   EXPECT_EQ(
       closeCandidates(predicted({{"ring", 20e-3}, {"tree", 20.5e-3}, {"rabenseifner", 21e-3}})),
-      2u);  // ring, tree
+      (std::vector<size_t>{0, 1}));  // ring, tree
+}
+
+TEST(CloseCandidatesTest, AnExtrapolatedPredictionIsTimedWithinFourTimesThePick) {
+  // Allreduce np 2 at 16 MiB as one process predicted it: the other three pruned at 1 MiB.
+  auto ch = predicted({{"recursive_doubling", 2.7e-3},
+                       {"ring", 8.2e-3},
+                       {"rabenseifner", 8.3e-3},
+                       {"tree", 10.4e-3}});
+  EXPECT_TRUE(closeCandidates(ch).empty()) << "measured, 3x behind is behind";
+  ch.extrapolated = {"ring", "rabenseifner", "tree"};
+  EXPECT_EQ(closeCandidates(ch), (std::vector<size_t>{0, 1, 2, 3}));
+  ch.extrapolated = {"tree"};  // only the guesses get the wider factor
+  EXPECT_EQ(closeCandidates(ch), (std::vector<size_t>{0, 3}));
+  ch.extrapolated = {"ring", "rabenseifner", "tree"};
+  ch.predicted_s[3].second = 11e-3;  // beyond 4x: left out
+  EXPECT_EQ(closeCandidates(ch), (std::vector<size_t>{0, 1, 2}));
 }
 
 TEST(TimeCloseTest, TheFastestAtTheSizeWinsAndTheNoteSaysSo) {
@@ -291,12 +319,12 @@ TEST(TimeCloseTest, TheSlowestRanksTimesDecideAndAFailureIsReturned) {
       if (x == 5e-6) x = 20e-6;
     return Status::ok();
   };
-  ASSERT_TRUE(timeClose(ch, Collective::kAllreduce, 2, time, max_over_ranks).isOk());
+  ASSERT_TRUE(timeClose(ch, Collective::kAllreduce, {0, 1}, time, max_over_ranks).isOk());
   EXPECT_EQ(std::string(ch.algo->name), "tree");
   TimeAtSize broken = [](const AlgorithmInfo&, int) -> core::Result<double> {
     return Status(core::Code::kUnavailable, "peer 3 exited");
   };
-  EXPECT_FALSE(timeClose(ch, Collective::kAllreduce, 2, broken, identity).isOk());
+  EXPECT_FALSE(timeClose(ch, Collective::kAllreduce, {0, 1}, broken, identity).isOk());
 }
 
 }  // namespace
