@@ -108,8 +108,8 @@ std::string hugePageShortfall(std::initializer_list<const HostBuffer*> buffers, 
   std::string setting;
   std::getline(f, setting);
   return fmt::format(
-      "host buffers: huge pages asked for, {} of {} MiB received (transparent_hugepage "
-      "/enabled: {}); large-message figures are on base pages",
+      "host buffers: huge pages asked for, {} of {} MiB received "
+      "(/sys/kernel/mm/transparent_hugepage/enabled: {}); large-message figures are on base pages",
       got >> 20, want >> 20, setting.empty() ? "unreadable" : setting);
 }
 

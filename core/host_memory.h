@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <string>
 #include <utility>
 
@@ -14,7 +15,8 @@ namespace ccscope::core {
 // more; kBase leaves the kernel's default, which is 4 KiB pages unless THP is set to "always".
 // Large copies over 4 KiB pages spend much of their time on page-table walks and TLB misses
 // (and CMA pins every page): on the development VM both ours and Open MPI's shared-memory
-// collectives move about twice the bytes per second at 4-64 MiB on huge pages.
+// collectives move 1.2-2.6x the bytes per second at 1-64 MiB on huge pages
+// (docs/performance.md, bench/compare_pages.sh).
 enum class HostPages { kHuge, kBase };
 const char* hostPagesName(HostPages p);  // "huge", "base"
 
