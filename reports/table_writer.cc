@@ -11,6 +11,12 @@ void TableWriter::onRun(const RunMetadata& m) {
   for (size_t r = 0; r < m.hosts.size(); ++r)
     fmt::print(out_, "#  Rank {:2} on {}\n", r, m.hosts[r]);
   fmt::print(out_, "#  Times in us; bandwidth in GB/s (1 GB/s = 10^9 B/s); p50/p99: per-iteration latency\n");
+  // Large-message figures differ up to 2.6x between page sizes (docs/performance.md).
+  if (!m.host_pages.empty())
+    fmt::print(out_, "#  {}\n",
+               m.host_pages == "huge"
+                   ? "Host buffers of 2 MiB and more on huge pages (--hugepages on)"
+                   : "Host buffers on base pages (--hugepages off)");
   fmt::print(out_, "#\n");
   // --interleave: rows of several algorithms alternate, and a last column names each row's.
   std::string algo = interleaved_ ? "  algorithm" : "";

@@ -10,7 +10,8 @@
 namespace ccscope::reports {
 namespace {
 
-std::string render(const std::vector<Measurement>& ms, RunSummary sum, bool interleaved = false) {
+std::string render(const std::vector<Measurement>& ms, RunSummary sum, bool interleaved = false,
+                   const std::string& host_pages = "") {
   char* buf = nullptr;
   size_t len = 0;
   std::FILE* f = open_memstream(&buf, &len);
@@ -19,6 +20,7 @@ std::string render(const std::vector<Measurement>& ms, RunSummary sum, bool inte
   meta.collective = "allreduce";
   meta.ranks = 2;
   meta.interleaved = interleaved;
+  meta.host_pages = host_pages;
   w.onRun(meta);
   for (const auto& m : ms) w.onMeasurement(m);
   w.onEnd(sum);
@@ -40,6 +42,15 @@ Measurement row(uint64_t bytes, bool in_place, double time) {
   m.busbw_gbps = m.algbw_gbps;
   m.wrong = 0;
   return m;
+}
+
+TEST(TableWriterTest, TheHeaderSaysWhichPagesTheBuffersAreOn) {
+  EXPECT_NE(render({}, {}, false, "huge")
+                .find("#  Host buffers of 2 MiB and more on huge pages (--hugepages on)\n"),
+            std::string::npos);
+  EXPECT_NE(render({}, {}, false, "base").find("#  Host buffers on base pages (--hugepages off)\n"),
+            std::string::npos);
+  EXPECT_EQ(render({}, {}).find("Host buffers"), std::string::npos);  // a file from before
 }
 
 TEST(TableWriterTest, RowsMatchNcclTestsColumnOrder) {
