@@ -93,8 +93,8 @@ Choice choose(Collective c, int ranks, double bytes, const CostParams& cost,
 // where their prediction is extrapolated, as many as timing them (a warm-up and five rounds of
 // batches of at least 10 ms) is predicted to take in 0.5 s. Extrapolation is where the model
 // goes wrong most: a candidate pruned at 1 MiB for being 3x slower than recursive doubling
-// (allreduce, np 2) inherits recursive doubling's fall beyond the caches, and at 16 MiB was
-// predicted 3x slower than it when it ran 1.3x faster.
+// (allreduce, np 2, the tree) inherits recursive doubling's fall beyond the caches, and at
+// 16 MiB was predicted 3x slower than it while its rows ran 1.6x faster.
 // Anchors are a few sizes, the model interpolates between them and holds flat beyond the last,
 // and which of two close algorithms is faster can change from one process to the next
 // (docs/algorithms.md): timing the close ones where the rows run settles what the model

@@ -1,13 +1,11 @@
 #include "collectives/schedule_backend.h"
 
-#include <sys/mman.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
-#include <fmt/format.h>
 
 namespace ccscope::collectives {
 
