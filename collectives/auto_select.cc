@@ -46,6 +46,13 @@ constexpr double kExtrapolatedBeyond = 2.0;  // Corrections::extrapolated()
 constexpr size_t kMaxClose = 4;
 constexpr double kCloseBudgetSeconds = 0.5;
 constexpr int kCloseRounds = 6;
+// timeClose() takes fewer timed rounds, down to this many, when the warm-up round's runs show
+// that five would overrun the budget: the model's times beyond its last anchor can be 2-3x
+// short. (The 0.8-1.3 s the timing still takes at 64 MiB on 4 ranks is mostly one warm-up
+// call: recursive halving's first run there grows the scratch buffer to twice the input, and
+// allocating and faulting in 128 MiB on each of 4 ranks on 2 cores took 0.3-0.6 s. The rows
+// would pay it too if it were picked.)
+constexpr int kMinCloseTimedRounds = 3;
 constexpr double kCloseBatchSeconds = 10e-3;
 
 // The middle value (the upper one of an even count); v is not empty.
@@ -277,13 +284,20 @@ Status timeClose(Choice& ch, Collective c, const std::vector<size_t>& which, con
   // As measureCandidates: round 0 warms up and sets the batch from the slowest rank's time;
   // the timed rounds take turns, forwards and backwards.
   std::vector<int> iters(n, 1);
+  double spent = 0, per_round = 0;  // from times reduced over ranks: every rank agrees
   for (size_t k = 0; k < n; ++k) {
-    CCSCOPE_ASSIGN_OR_RETURN(double warm, time(*algos[k], batch(predicted[k], kMaxWarmIters)));
+    const int warm_iters = batch(predicted[k], kMaxWarmIters);
+    CCSCOPE_ASSIGN_OR_RETURN(double warm, time(*algos[k], warm_iters));
     CCSCOPE_RETURN_IF_ERROR(max_over_ranks(std::span<double>(&warm, 1)));
     iters[k] = batch(warm, kMaxIters, kCloseBatchSeconds);
+    spent += (warm_iters + 1) * warm;
+    per_round += (iters[k] + 1) * warm;
   }
-  std::vector<double> t(kCloseRounds * n, 0.0);
-  for (int round = 1; round < kCloseRounds; ++round)
+  const int rounds =
+      1 + std::clamp(static_cast<int>((kCloseBudgetSeconds - spent) / std::max(per_round, 1e-9)),
+                     kMinCloseTimedRounds, kCloseRounds - 1);
+  std::vector<double> t(rounds * n, 0.0);
+  for (int round = 1; round < rounds; ++round)
     for (size_t i = 0; i < n; ++i) {
       const size_t k = round % 2 ? i : n - 1 - i;
       CCSCOPE_ASSIGN_OR_RETURN(t[round * n + k], time(*algos[k], iters[k]));
@@ -292,7 +306,7 @@ Status timeClose(Choice& ch, Collective c, const std::vector<size_t>& which, con
   ch.timed_s.clear();
   for (size_t k = 0; k < n; ++k) {
     std::vector<double> mine;
-    for (int round = 1; round < kCloseRounds; ++round) mine.push_back(t[round * n + k]);
+    for (int round = 1; round < rounds; ++round) mine.push_back(t[round * n + k]);
     ch.timed_s.emplace_back(algos[k]->name, median(mine));
   }
   std::stable_sort(ch.timed_s.begin(), ch.timed_s.end(),

@@ -106,8 +106,9 @@ std::vector<size_t> closeCandidates(const Choice& ch);
 using TimeAtSize = std::function<core::Result<double>(const AlgorithmInfo& algo, int iters)>;
 
 // Times the candidates at `which` indices of ch.predicted_s (closeCandidates) at the size: a
-// warm-up round sets each batch (10 ms), then five rounds taking turns; the slowest rank's time
-// counts and the median of the rounds decides. Sets ch.timed_s and picks the fastest as ch.algo.
+// warm-up round sets each batch (10 ms), then five rounds taking turns (three to five: as many
+// as the warm-up's times say fit in 0.5 s); the slowest rank's time counts and the median of
+// the rounds decides. Sets ch.timed_s and picks the fastest as ch.algo.
 // Every rank must call it alike.
 core::Status timeClose(Choice& ch, Collective c, const std::vector<size_t>& which,
                        const TimeAtSize& time,

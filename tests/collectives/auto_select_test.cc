@@ -308,6 +308,21 @@ TEST(TimeCloseTest, TheFastestAtTheSizeWinsAndTheNoteSaysSo) {
   EXPECT_EQ(calls[0].second, 20) << "the warm-up: 2 ms of the predicted 10 us, at most 20";
 }
 
+TEST(TimeCloseTest, RunsLongerThanPredictedGetFewerRoundsNotMoreTime) {
+  // Predicted 12 ms each (the model, flat beyond its last anchor); the runs take 40 ms. Five
+  // timed rounds of three (a warm-up run and one timed run each) would take 1.2 s.
+  auto ch = predicted({{"ring", 12e-3}, {"tree", 12.5e-3}, {"rabenseifner", 13e-3}});
+  int calls = 0;
+  TimeAtSize time = [&](const AlgorithmInfo& a, int) -> core::Result<double> {
+    ++calls;
+    return std::string(a.name) == "tree" ? 38e-3 : 40e-3;
+  };
+  ASSERT_TRUE(timeClose(ch, Collective::kAllreduce, {0, 1, 2}, time, identity).isOk());
+  EXPECT_EQ(calls, 3 + 3 * 3) << "a warm-up round and three timed rounds";
+  EXPECT_EQ(std::string(ch.algo->name), "tree");
+  ASSERT_EQ(ch.timed_s.size(), 3u);
+}
+
 TEST(TimeCloseTest, TheSlowestRanksTimesDecideAndAFailureIsReturned) {
   auto ch = predicted({{"ring", 10e-6}, {"tree", 12e-6}});
   TimeAtSize time = [](const AlgorithmInfo& a, int) -> core::Result<double> {
