@@ -1,6 +1,7 @@
 // memcpy bandwidth probe: the ceiling a single-copy shared-memory transport works against.
 // Prints JSON Lines ({"type":"result","collective":"memcpy","bytes":..,"busbw_gbps":..}) so
 // bench/compare_summary.py reads it like any other run. Usage: ccscope-memcpy-probe MIN MAX [ITERS]
+// (HUGEPAGES=off: base pages, as `ccscope bench --hugepages off`).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

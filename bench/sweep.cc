@@ -149,13 +149,17 @@ void fillIdentity(reports::Measurement& m, const BenchConfig& cfg, CollectiveBac
   m.busbw_gbps = m.algbw_gbps * factor;
 }
 
+size_t largestBuffer(const std::vector<SizePlan>& plans) {
+  size_t need = 0;
+  for (const SizePlan& p : plans) need = std::max(need, p.max_bytes);
+  return need;
+}
+
 }  // namespace
 
 core::Result<size_t> bufferBytes(const BenchConfig& cfg, int ranks) {
   CCSCOPE_ASSIGN_OR_RETURN(std::vector<SizePlan> plans, planSizes(cfg, sweepSizes(cfg), ranks));
-  size_t need = 0;
-  for (const SizePlan& p : plans) need = std::max(need, p.max_bytes);
-  return need;
+  return largestBuffer(plans);
 }
 
 core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
@@ -165,7 +169,7 @@ core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
   const int ranks = backends.front()->size(), rank = backends.front()->rank();
   std::vector<uint64_t> sizes = sweepSizes(cfg);
   CCSCOPE_ASSIGN_OR_RETURN(std::vector<SizePlan> plans, planSizes(cfg, sizes, ranks));
-  CCSCOPE_ASSIGN_OR_RETURN(size_t need, bufferBytes(cfg, ranks));
+  const size_t need = largestBuffer(plans);
   std::vector<SizeRunner> runners;
   runners.reserve(backends.size());
   for (CollectiveBackend* b : backends) {

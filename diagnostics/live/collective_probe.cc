@@ -81,37 +81,42 @@ std::vector<Hop> hopsFrom(const std::vector<json>& per_rank) {
   return hops;
 }
 
+std::string hopPassesNote(const Hop& h) {
+  std::vector<std::string> each;
+  for (double g : h.passes) each.push_back(fmt::format("{:.3f}", g));
+  return passesNote(each);
+}
+
+bool crosses(const Hop& h, const std::vector<std::string>& hosts) {
+  return hostOf(h.from, hosts) != hostOf(h.to, hosts);
+}
+
 // Adds every failed hop, and every hop between two hosts under kSlowHopFraction of the median,
 // to r's evidence (a link between hosts first) and culprit; true when one is between hosts.
 bool blameHops(const std::vector<Hop>& hops, const std::vector<std::string>& hosts, double med,
                ProbeResult& r) {
-  auto crosses = [&](const Hop& h) { return hostOf(h.from, hosts) != hostOf(h.to, hosts); };
   bool cross_host_fault = false;
   for (const Hop& h : hops) {
     if (!h.measured) continue;
     std::string issue;
     if (!h.ok)
       issue = "failed: " + h.error;
-    else if (crosses(h) && h.gbps > 0 && h.gbps < kSlowHopFraction * med)
+    else if (crosses(h, hosts) && h.gbps > 0 && h.gbps < kSlowHopFraction * med)
       issue = fmt::format(
           "runs at {:.3f} GB/s{}, under a quarter of the median hop between hosts ({:.3f} GB/s)",
-          h.gbps,
-          h.passes.size() > 1 ? fmt::format(" at best in {} passes ({:.3f} GB/s)", h.passes.size(),
-                                            fmt::join(h.passes, ", "))
-                              : "",
-          med);
+          h.gbps, hopPassesNote(h), med);
     if (issue.empty()) continue;
     std::string line =
         fmt::format("ring hop {} -> {} {}", rankLabel(h.from, hosts), rankLabel(h.to, hosts), issue);
     // The verdict line names a link between hosts before a fault inside one host.
-    r.evidence.insert(crosses(h) && !cross_host_fault ? r.evidence.begin() : r.evidence.end(),
-                      line);
-    cross_host_fault |= crosses(h);
+    r.evidence.insert(
+        crosses(h, hosts) && !cross_host_fault ? r.evidence.begin() : r.evidence.end(), line);
+    cross_host_fault |= crosses(h, hosts);
     r.culprit.ranks.push_back(h.from);
     r.culprit.ranks.push_back(h.to);
     r.culprit.hosts.push_back(hostOf(h.from, hosts));
     r.culprit.hosts.push_back(hostOf(h.to, hosts));
-    if (crosses(h))
+    if (crosses(h, hosts))
       r.culprit.links.push_back(reports::linkName(hostOf(h.from, hosts), hostOf(h.to, hosts)));
   }
   return cross_host_fault;
@@ -274,7 +279,7 @@ ProbeResult judgeRingHops(const std::vector<json>& per_rank, const std::vector<s
   for (const Hop& h : hops)
     if (h.measured && h.ok && h.gbps > 0) {
       rates.push_back(h.gbps);
-      if (hostOf(h.from, hosts) != hostOf(h.to, hosts)) network_rates.push_back(h.gbps);
+      if (crosses(h, hosts)) network_rates.push_back(h.gbps);
     }
   const double med = medianOf(network_rates.empty() ? rates : network_rates);
   bool cross_host_fault = blameHops(hops, hosts, med, r);

@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "collectives/schedule_backend.h"
+#include "core/host_memory.h"
 #include "diagnostics/live/pair_io.h"
 #include "diagnostics/live/probes.h"
 
@@ -98,14 +98,12 @@ std::vector<double> pairBandwidths(const std::vector<json>& per_rank) {
 }
 
 // " at best in 2 passes (a/b, c/d GB/s)" when the record says how each pass went.
-std::string passesNote(const json& r) {
-  const json passes = r.value("passes", json::array());
-  if (passes.size() < 2) return "";
+std::string pairPassesNote(const json& r) {
   std::vector<std::string> each;
-  for (const json& p : passes)
+  for (const json& p : r.value("passes", json::array()))
     if (p.is_array() && p.size() == 2)
       each.push_back(fmt::format("{:.3f}/{:.3f}", p[0].get<double>(), p[1].get<double>()));
-  return fmt::format(" at best in {} passes ({} GB/s)", each.size(), fmt::join(each, ", "));
+  return passesNote(each);
 }
 
 // Several pairs named, every one of them through the same host: that host's link is the likely
@@ -161,8 +159,7 @@ json measurePairs(transports::Transport& t, const std::vector<std::string>& host
 
 json pairsToRecheck(const std::vector<json>& per_rank, const std::vector<std::string>& hosts) {
   json plan = json::array();
-  const bool one_host = allOnOneHost(hosts);
-  if (one_host) return plan;  // speed on one host is not judged
+  if (allOnOneHost(hosts)) return plan;  // speed on one host is not judged
   const int n = static_cast<int>(per_rank.size());
   // A rank that failed a pair stopped measuring: no second pass with it.
   std::vector<bool> failed(n, false);
@@ -224,7 +221,7 @@ ProbeResult judgePairs(const std::vector<json>& per_rank, const std::vector<std:
       else if (!one_host && std::min(r["fwd_gbps"].get<double>(), r["back_gbps"].get<double>()) < kSlowFraction * med)
         issue = fmt::format("slow: {:.3f}/{:.3f} GB/s each way{} vs a median of {:.3f}",
                             r["fwd_gbps"].get<double>(), r["back_gbps"].get<double>(),
-                            passesNote(r), med);
+                            pairPassesNote(r), med);
       if (issue.empty()) continue;
       problems.emplace_back(static_cast<int>(a), b);
       res.outcome = ProbeOutcome::kFail;

@@ -74,6 +74,12 @@ const std::string& hostOf(int rank, const std::vector<std::string>& hosts) {
   return rank >= 0 && rank < static_cast<int>(hosts.size()) ? hosts[rank] : unknown;
 }
 
+std::string passesNote(const std::vector<std::string>& each_pass) {
+  if (each_pass.size() < 2) return "";
+  return fmt::format(" at best in {} passes ({} GB/s)", each_pass.size(),
+                     fmt::join(each_pass, ", "));
+}
+
 bool allOnOneHost(const std::vector<std::string>& hosts) {
   return std::all_of(hosts.begin(), hosts.end(),
                      [&](const std::string& h) { return h == hosts[0] && h != "?"; });

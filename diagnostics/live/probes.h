@@ -82,6 +82,9 @@ const std::string& hostOf(int rank, const std::vector<std::string>& hosts);
 // Every rank on one host, and that host known (not "?"): links between them are loopback or
 // shared memory, so their speed says nothing about a network, and shm can reach every rank.
 bool allOnOneHost(const std::vector<std::string>& hosts);
+// " at best in N passes (a, b GB/s)" for the rates of each pass of a probe measured twice
+// (each already formatted: "1.234" or "1.234/0.567"); "" for fewer than two.
+std::string passesNote(const std::vector<std::string>& each_pass);
 // The upper median (0 for none): what a probe compares one link or hop against.
 double medianOf(std::vector<double> v);
 
