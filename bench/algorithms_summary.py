@@ -31,12 +31,14 @@ def parse_size(text):
 
 def load(directory):
     rows = collections.defaultdict(list)  # (tag, np, bytes, algo) -> [(time, busbw, p50)]
+    by_run = collections.defaultdict(dict)  # (tag, np, bytes, algo) -> {run: time}
     calib = []
     pick_votes = collections.defaultdict(collections.Counter)  # (tag, np, bytes) -> algorithm
     for f in sorted(pathlib.Path(directory).glob("*.jsonl")):
         tag, variant, np_part, run_part = f.name.split(".")[:4]
         ranks = int(np_part[2:])
         first = parse_size(run_part.split("-")[1]) if "-" in run_part else 0
+        run = run_part.split("-")[0]
         for line in f.read_text().splitlines():
             try:
                 r = json.loads(line)
@@ -56,19 +58,31 @@ def load(directory):
                 pick_votes[(tag, ranks, r["bytes"])][r["algorithm"]] += 1
             rows[(tag, ranks, r["bytes"], algo)].append(
                 (r["time_us"], r["busbw_gbps"], r["lat_us"]["p50"]))
+            by_run[(tag, ranks, r["bytes"], algo)][run] = r["time_us"]
     med = {k: tuple(statistics.median(x[i] for x in v) for i in range(3)) for k, v in rows.items()}
     picks = {k: v.most_common(1)[0][0] for k, v in pick_votes.items()}
-    return med, calib, picks
+    return med, calib, picks, by_run
+
+
+def paired(by_run, point, algo, best):
+    """Median over runs of algo's time / best's time in the same run (the same process, rows
+    seconds apart): a process's speed, which differs up to 3x from one run to the next on this
+    VM, cancels out of each ratio. None when no run has both."""
+    a, b = by_run.get(point + (algo,), {}), by_run.get(point + (best,), {})
+    ratios = [a[r] / b[r] for r in a if r in b and b[r] > 0]
+    return statistics.median(ratios) if ratios else None
 
 
 def main():
-    med, calib, picks = load(sys.argv[1])
+    med, calib, picks, by_run = load(sys.argv[1])
     missed = []
     tags = sorted({k[0] for k in med})
     nps = sorted({k[1] for k in med})
 
-    print("## 8 B allreduce latency, p50 us (median of runs)")
-    print(f"{'np':>3} {'auto':>8} {'best ours':>22} {'Open MPI':>9} {'auto/MPI':>9}")
+    print("## 8 B allreduce latency, p50 us (median of runs): each iteration timed after a barrier,")
+    print("## the slowest rank's time; mean: back-to-back iterations, the time per operation")
+    print(f"{'np':>3} {'auto':>8} {'best ours':>22} {'Open MPI':>9} {'auto/MPI':>9}"
+          f" {'mean auto':>10} {'mean MPI':>9} {'auto/MPI':>9}")
     for n in nps:
         cands = {k[3]: v for k, v in med.items() if k[0] == "allreduce-lat" and k[1] == n and k[2] == 8}
         if "auto" not in cands or "mpi" not in cands:
@@ -77,7 +91,8 @@ def main():
         best = min(ours, key=lambda a: ours[a][2])
         ratio = cands["auto"][2] / cands["mpi"][2]
         print(f"{n:>3} {cands['auto'][2]:8.2f} {best + f' {ours[best][2]:.2f}':>22} "
-              f"{cands['mpi'][2]:9.2f} {ratio:9.2f}")
+              f"{cands['mpi'][2]:9.2f} {ratio:9.2f} {cands['auto'][0]:10.2f} {cands['mpi'][0]:9.2f}"
+              f" {cands['auto'][0] / cands['mpi'][0]:9.2f}")
         if ratio > 1.0:
             missed.append(f"8 B allreduce p50 at np {n}: {ratio:.2f}x Open MPI's")
 
@@ -88,10 +103,13 @@ def main():
             if not sizes:
                 continue
             algos = sorted({k[3] for k in med if k[0] == tag and k[1] == n} - {"auto", "mpi"})
-            print(f"\n## {tag}, np={n}: busbw GB/s (median of runs); auto/best is a time ratio, "
-                  f"pick/best the same for the algorithm auto picked, timed in its own rows")
+            print(f"\n## {tag}, np={n}: busbw GB/s (median of runs); auto/best is auto's time over "
+                  f"the best algorithm's in the same run (median of runs), medians the ratio of "
+                  f"the two medians, pick/best as auto/best for the algorithm auto picked, timed "
+                  f"in its own rows")
             print(f"{'size':>7} " + " ".join(f"{a[:12]:>12}" for a in algos) +
-                  f" {'auto':>8} {'Open MPI':>9} {'auto/best':>9} {'pick/best':>9} {'auto/MPI':>8}")
+                  f" {'auto':>8} {'Open MPI':>9} {'auto/best':>9} {'medians':>8} {'pick/best':>9}"
+                  f" {'auto/MPI':>8}")
             for s in sizes:
                 get = lambda a: med.get((tag, n, s, a))
                 ours = {a: get(a) for a in algos if get(a)}
@@ -100,19 +118,20 @@ def main():
                 line = f"{human(s):>7} {cells}"
                 line += f" {auto[1]:8.3f}" if auto else f" {'-':>8}"
                 line += f" {mpi[1]:9.3f}" if mpi else f" {'-':>9}"
+                slack = None
                 if auto and ours:
                     best = min(ours, key=lambda a: ours[a][0])
-                    slack = auto[0] / ours[best][0]
+                    slack = paired(by_run, (tag, n, s), "auto", best)
                     pick = picks.get((tag, n, s))
-                    pick_slack = ours[pick][0] / ours[best][0] if pick in ours else None
-                    line += f" {slack:9.2f}"
-                    line += f" {pick_slack:9.2f}" if pick_slack else f" {'-':>9}"
-                    if slack > AUTO_SLACK:
+                    pick_slack = paired(by_run, (tag, n, s), pick, best) if pick in ours else None
+                    col = lambda x, w: f" {x:{w}.2f}" if x else f" {'-':>{w}}"
+                    line += col(slack, 9) + col(auto[0] / ours[best][0], 8) + col(pick_slack, 9)
+                    if slack and slack > AUTO_SLACK:
                         missed.append(f"{tag} np {n} {human(s)}: auto {slack:.2f}x the time of "
                                       f"{best} (auto picked {pick}: "
                                       f"{pick_slack if pick_slack else float('nan'):.2f}x)")
                 else:
-                    line += f" {'-':>9} {'-':>9}"
+                    line += f" {'-':>9} {'-':>8} {'-':>9}"
                 if auto and mpi and mpi[1] > 0 and tag == coll:
                     r = auto[1] / mpi[1]
                     line += f" {r:8.2f}"
