@@ -1,6 +1,6 @@
-// One descriptor per collective (as nccl-tests has one file per collective): its bus-bandwidth
-// factor and what its reported size means. Filling and checking data is data-driven through
-// check_data.h; the sweep driver is shared.
+// One descriptor per collective (as nccl-tests has one file per collective): what its reported
+// size means (the bus-bandwidth factor is collectives::busbwFactor). Filling and checking data is
+// data-driven through check_data.h; the sweep driver is shared.
 #pragma once
 
 #include <cstdint>
@@ -11,8 +11,6 @@ namespace ccscope::bench {
 
 struct CollectiveDesc {
   collectives::Collective collective;
-  // busbw = algbw * factor(n): nccl-tests' definitions, so numbers compare.
-  double (*busbw_factor)(int ranks);
   const char* size_meaning;  // for docs/metrics.md and --help
 };
 

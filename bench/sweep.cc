@@ -217,7 +217,7 @@ core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
             if (in_place && !geo.in_place_supported) continue;
             CCSCOPE_RETURN_IF_ERROR(runner.warmup(in_place));
             CCSCOPE_ASSIGN_OR_RETURN(reports::Measurement m, runner.measure(op, in_place));
-            fillIdentity(m, cfg, backend, op, desc.busbw_factor(ranks));
+            fillIdentity(m, cfg, backend, op, collectives::busbwFactor(desc.collective, ranks));
             busbw_sum += m.busbw_gbps;
             summary.wrong_total += std::max<int64_t>(0, m.wrong);
             ++summary.rows;

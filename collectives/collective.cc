@@ -47,6 +47,24 @@ bool isReduction(Collective c) {
   return c == Collective::kAllreduce || c == Collective::kReduceScatter;
 }
 
+double busbwFactor(Collective c, int ranks) {
+  if (ranks <= 0) return 0;
+  const double n = ranks;
+  switch (c) {
+    case Collective::kAllreduce:
+      return 2 * (n - 1) / n;
+    case Collective::kReduceScatter:
+    case Collective::kAllgather:
+    case Collective::kAlltoall:
+    case Collective::kAlltoallv:
+      return (n - 1) / n;
+    case Collective::kBroadcast:
+    case Collective::kSendrecv:
+      return 1;
+  }
+  return 1;
+}
+
 uint64_t AlltoallvPlan::sendTotal(int r) const {
   uint64_t t = 0;
   for (int d = 0; d < ranks; ++d) t += at(r, d);

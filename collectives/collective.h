@@ -17,6 +17,9 @@ const char* collectiveName(Collective c);
 core::Result<Collective> parseCollective(const std::string& s);
 std::string collectiveNames();
 bool isReduction(Collective c);
+// busbw = algbw * busbwFactor(c, ranks): nccl-tests' definitions, so numbers compare. Allreduce
+// 2(n-1)/n; reduce-scatter, allgather, all-to-all(v) (n-1)/n; broadcast and sendrecv 1.
+double busbwFactor(Collective c, int ranks);
 
 // Per-pair element counts for all-to-allv: matrix[src * ranks + dst].
 struct AlltoallvPlan {

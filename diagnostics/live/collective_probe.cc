@@ -22,7 +22,9 @@ constexpr int kHopPasses = 2;  // ... nor a stall of some milliseconds
 constexpr uint32_t kTagHop = 0x7201, kTagHopAck = 0x7202, kTagHopSize = 0x7203;
 
 double busGbps(int n, double seconds) {
-  return seconds > 0 ? 2.0 * (n - 1) / n * kCollectiveProbeBytes / seconds / 1e9 : 0;
+  return seconds > 0 ? collectives::busbwFactor(collectives::Collective::kAllreduce, n) *
+                           kCollectiveProbeBytes / seconds / 1e9
+                     : 0;
 }
 
 // The sender times a burst and the receiver's 8-byte ack, best of kHopRuns, at a size that

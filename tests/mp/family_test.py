@@ -24,6 +24,9 @@ OPS = ["sum", "prod", "min", "max", "avg"]
 REDUCING = {"allreduce", "reducescatter"}
 COLLECTIVES = ["allreduce", "reducescatter", "allgather", "broadcast", "alltoall", "alltoallv",
                "sendrecv"]
+# nccl-tests' bus-bandwidth factors, as issue #3 states them
+BUSBW_FACTOR = {"allreduce": lambda n: 2 * (n - 1) / n, "broadcast": lambda n: 1.0,
+                "sendrecv": lambda n: 1.0}
 
 
 def case_family(h, binary, mpirun, transport, n):
@@ -51,6 +54,11 @@ def case_family(h, binary, mpirun, transport, n):
                     ops_seen = {r["redop"] for r in got}
                     check(ops_seen == set(OPS), f"{coll} {a} {d}: ops {sorted(ops_seen)}")
         check("# Out of bounds values : 0 OK" in out, f"{coll}: the table footer is not 0 OK")
+        want = BUSBW_FACTOR.get(coll, lambda n: (n - 1) / n)(n)
+        off = [(r["algorithm"], r["bytes"], r["busbw_factor"], r["algbw_gbps"], r["busbw_gbps"])
+               for r in results if abs(r["busbw_factor"] - want) > 1e-9 or
+               abs(r["busbw_gbps"] - r["algbw_gbps"] * want) > 1e-6 * max(1.0, r["busbw_gbps"])]
+        check(not off, f"{coll} on {n} ranks: busbw is not algbw x {want:.4f}: {off[:4]}")
         total += len(results)
         log(f"{coll} on {n} ranks over {transport}: {len(results)} rows exact "
             f"({', '.join(algos)}) in {p.wall:.1f} s")

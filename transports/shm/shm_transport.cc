@@ -331,6 +331,7 @@ void ShmTransport::checkPeers() {
       failPeer(p, exitedStatus(p));
       continue;
     }
+    if (peer.gone) continue;  // its sends failed at the check that found it gone
     peer.gone = true;
     failSends(p);
   }
