@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """Summarises bench/compare_algorithms.sh: medians over runs per (collective, ranks, size,
-algorithm), and the goals of issue #3 checked against them. Usage: algorithms_summary.py DIR
+algorithm), and the goals of issue #3 checked against them. Auto against the best algorithm is
+paired: per run, auto's row over the best algorithm's row of the same process, then the median
+of those ratios. Usage: algorithms_summary.py DIR
 
 File names: <tag>.<ours|mpi>.np<N>.run<K>[-<first size>].jsonl, tag = collective or <collective>-lat.
 Rows below the file's first size (its warm-up row) are dropped. Rows whose requested_algorithm is
@@ -118,7 +120,6 @@ def main():
                 line = f"{human(s):>7} {cells}"
                 line += f" {auto[1]:8.3f}" if auto else f" {'-':>8}"
                 line += f" {mpi[1]:9.3f}" if mpi else f" {'-':>9}"
-                slack = None
                 if auto and ours:
                     best = min(ours, key=lambda a: ours[a][0])
                     slack = paired(by_run, (tag, n, s), "auto", best)

@@ -126,6 +126,28 @@ bool Corrections::extrapolated(std::string_view algorithm, double b) const {
   return false;  // not measured at all: the formula alone, as everywhere without anchors
 }
 
+void Corrections::learn(double b, const std::vector<std::pair<std::string, double>>& timed,
+                        const std::function<double(std::string_view)>& model) {
+  auto known = [&](const auto& t) {
+    return std::any_of(ratio.begin(), ratio.end(), [&](auto& r) { return r.first == t.first; });
+  };
+  if (!(b > 0) || std::none_of(timed.begin(), timed.end(), known)) return;
+  size_t i = std::lower_bound(bytes.begin(), bytes.end(), b) - bytes.begin();
+  if (i == bytes.size() || bytes[i] != b) {  // a new anchor: the others' curves pass through it
+    std::vector<double> here;
+    for (const auto& [name, r] : ratio) here.push_back(at(name, b));
+    bytes.insert(bytes.begin() + static_cast<std::ptrdiff_t>(i), b);
+    for (size_t k = 0; k < ratio.size(); ++k)
+      ratio[k].second.insert(ratio[k].second.begin() + static_cast<std::ptrdiff_t>(i), here[k]);
+  }
+  for (const auto& [name, seconds] : timed)
+    for (size_t k = 0; k < ratio.size(); ++k) {
+      if (ratio[k].first != name) continue;
+      if (const double m = model(name); m > 0 && seconds > 0) ratio[k].second[i] = seconds / m;
+      if (k < measured_to.size()) measured_to[k] = std::max(measured_to[k], b);
+    }
+}
+
 std::vector<uint64_t> anchorCounts(Collective c, int ranks, size_t elem, size_t max_bytes) {
   std::vector<uint64_t> out;
   for (double b : kAnchorBytes) {

@@ -52,6 +52,13 @@ struct Corrections {
   // Whether at(algorithm, bytes) is carried from more than twice as small a size as any this
   // candidate ran at (pruned, or beyond the last anchor): a guess, not a measurement.
   bool extrapolated(std::string_view algorithm, double bytes) const;
+  // What timeClose() measured at `bytes` (seconds per operation) becomes an anchor of those
+  // candidates: from here at() carries their ratio to the model (`model(name)`, seconds at
+  // `bytes`), and extrapolated() counts from here. The others keep their curves. Without it a
+  // size timed 4x apart from the model (allreduce np 2 16 MiB: ring 2.1 ms, predicted 9.0)
+  // left the next size with the model's guess, too dear to time.
+  void learn(double bytes, const std::vector<std::pair<std::string, double>>& timed,
+             const std::function<double(std::string_view)>& model);
 };
 
 // Anchor element counts for a collective: sizes from 8 B up to max_bytes (16 MiB at most),

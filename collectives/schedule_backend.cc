@@ -89,7 +89,7 @@ Status ScheduleBackend::prepare(const OpConfig& cfg) {
   if (opts_.algorithm == "auto") {
     double bytes = static_cast<double>(cfg.plan ? cfg.plan->maxVolume() : cfg.count) *
                    static_cast<double>(core::dataTypeSize(cfg.dtype));
-    CCSCOPE_ASSIGN_OR_RETURN(const Corrections* measured, corrections(cfg));
+    CCSCOPE_ASSIGN_OR_RETURN(Corrections * measured, corrections(cfg));
     Choice ch = choose(cfg.collective, size(), bytes, calibration_.cost, measured);
     // Close candidates are timed at this very size, as the rows will run it (not with an
     // all-to-allv plan or a broadcast root other than 0: timeAlgorithm runs neither).
@@ -102,6 +102,12 @@ Status ScheduleBackend::prepare(const OpConfig& cfg) {
           [&](std::span<double> v) {
             return maxDoubles(v, core::Deadline::afterSeconds(opts_.timeout_s));
           }));
+      // The next sizes start from what was timed here (every rank learns the same: the times
+      // are the slowest rank's).
+      measured->learn(bytes, ch.timed_s, [&](std::string_view name) {
+        const AlgorithmInfo* a = findAlgorithm(cfg.collective, name);
+        return a ? a->cost(size(), bytes, calibration_.cost) : 0.0;
+      });
     }
     algo = ch.algo;
     choice_note_ =
@@ -160,7 +166,7 @@ core::Result<double> ScheduleBackend::timeAlgorithm(const AlgorithmInfo& a, cons
   return (core::nowNs() - t0) / 1e9 / iters;
 }
 
-core::Result<const Corrections*> ScheduleBackend::corrections(const OpConfig& cfg) {
+core::Result<Corrections*> ScheduleBackend::corrections(const OpConfig& cfg) {
   const std::tuple<int, int, int> key{static_cast<int>(cfg.collective), static_cast<int>(cfg.dtype),
                                       isReduction(cfg.collective) ? static_cast<int>(cfg.op) : -1};
   if (auto it = corrections_.find(key); it != corrections_.end()) return &it->second;

@@ -53,7 +53,7 @@ class ScheduleBackend final : public CollectiveBackend {
   core::Status ensureScratch(size_t bytes);
   // auto: the candidates of cfg's collective measured on this machine (once per collective,
   // dtype and reduction), on the same executor as the measured runs so message tags line up.
-  core::Result<const Corrections*> corrections(const OpConfig& cfg);
+  core::Result<Corrections*> corrections(const OpConfig& cfg);
   core::Result<double> timeAlgorithm(const AlgorithmInfo& a, const OpConfig& cfg, uint64_t count,
                                      int iters);
   // One run of the prepared executor, in the flight recorder when there is one (`algo` must be

@@ -276,6 +276,71 @@ TEST(CloseCandidatesTest, AnExtrapolatedPredictionIsTimedWithinFourTimesThePick)
   EXPECT_EQ(closeCandidates(ch), (std::vector<size_t>{0, 1, 2}));
 }
 
+TEST(CorrectionsTest, ATimedSizeBecomesAnAnchorOfTheTimedCandidatesOnly) {
+  Corrections c;
+  c.bytes = {1 << 20, 4 << 20, 16 << 20};
+  c.ratio = {{"ring", {1.0, 1.0, 1.0}}, {"recursive_doubling", {2.0, 1.0, 0.5}}};
+  c.measured_to = {1 << 20, 16 << 20};  // ring pruned after 1 MiB
+  const double rd_at_2m = c.at("recursive_doubling", 2 << 20);
+  auto model = [](std::string_view name) { return name == "ring" ? 8e-3 : 4e-3; };
+  // At an existing anchor: the timed candidate's ratio there is replaced, the others' kept.
+  c.learn(16 << 20, {{"ring", 2e-3}}, model);
+  EXPECT_EQ(c.bytes.size(), 3u);
+  EXPECT_DOUBLE_EQ(c.at("ring", 16 << 20), 0.25);
+  EXPECT_DOUBLE_EQ(c.at("ring", 64 << 20), 0.25) << "flat beyond the last anchor";
+  EXPECT_DOUBLE_EQ(c.at("recursive_doubling", 16 << 20), 0.5);
+  EXPECT_FALSE(c.extrapolated("ring", 32 << 20)) << "ring ran at 16 MiB now";
+  EXPECT_TRUE(c.extrapolated("ring", 64 << 20));
+  // At a new size between anchors: it is inserted, and the others' curves pass through it.
+  c.learn(2 << 20, {{"ring", 4e-3}}, model);
+  ASSERT_EQ(c.bytes, (std::vector<double>{1 << 20, 2 << 20, 4 << 20, 16 << 20}));
+  EXPECT_DOUBLE_EQ(c.at("ring", 2 << 20), 0.5);
+  EXPECT_NEAR(c.at("recursive_doubling", 2 << 20), rd_at_2m, 1e-12);
+  EXPECT_DOUBLE_EQ(c.measured_to[0], 16 << 20) << "measured_to never shrinks";
+  // Nothing timed, nothing measured, or no model time: nothing changes.
+  Corrections before = c;
+  c.learn(64 << 20, {}, model);
+  c.learn(64 << 20, {{"tree", 1e-3}}, model);  // not a candidate of this table
+  EXPECT_EQ(c.ratio, before.ratio);
+  Corrections empty;
+  empty.learn(1 << 20, {{"ring", 1e-3}}, model);
+  EXPECT_TRUE(empty.bytes.empty());
+}
+
+TEST(CloseCandidatesTest, WhatWasTimedAtOneSizeIsWhereTheNextSizeStarts) {
+  // Allreduce np 2 on huge pages, as a process of the sixth session's invocation B saw it:
+  // recursive doubling 3.3x ahead at the 1 MiB anchor, the others pruned there and carried
+  // up as 3x slower. At 16 MiB the timing found ring 2.05 ms, Rabenseifner 2.41, recursive
+  // doubling 3.62: the model's ring was 4.4x too dear.
+  const CostParams cost;
+  const int ranks = 2;
+  const double b16 = 16 << 20, b64 = 64 << 20;
+  auto model = [&](std::string_view name, double b) {
+    return findAlgorithm(Collective::kAllreduce, name)->cost(ranks, b, cost);
+  };
+  const std::map<std::string, double> predicted16 = {{"recursive_doubling", 2.85e-3},
+                                                     {"ring", 9.03e-3},
+                                                     {"rabenseifner", 9.46e-3},
+                                                     {"tree", 11.6e-3}};
+  Corrections c;
+  c.bytes = {b16};
+  for (const auto& [name, s] : predicted16) {
+    c.ratio.push_back({name, {s / model(name, b16)}});
+    c.measured_to.push_back(name == "recursive_doubling" ? b16 : 1 << 20);
+  }
+  Choice before = choose(Collective::kAllreduce, ranks, b64, cost, &c);
+  EXPECT_EQ(std::string(before.algo->name), "recursive_doubling");
+  EXPECT_TRUE(closeCandidates(before).empty())
+      << "the others predicted 3x dearer: timing them would overrun, so nothing was timed";
+  c.learn(b16, {{"ring", 2.054e-3}, {"rabenseifner", 2.409e-3}, {"recursive_doubling", 3.619e-3}},
+          [&](std::string_view name) { return model(name, b16); });
+  Choice after = choose(Collective::kAllreduce, ranks, b64, cost, &c);
+  EXPECT_EQ(std::string(after.algo->name), "ring");
+  std::vector<std::string> close;
+  for (size_t k : closeCandidates(after)) close.push_back(after.predicted_s[k].first);
+  EXPECT_EQ(close, (std::vector<std::string>{"ring", "rabenseifner", "recursive_doubling"}));
+}
+
 TEST(TimeCloseTest, TheFastestAtTheSizeWinsAndTheNoteSaysSo) {
   auto ch = predicted({{"ring", 10e-6}, {"tree", 12e-6}, {"rabenseifner", 14e-6}});
   std::map<std::string, double> truth = {{"ring", 9e-6}, {"tree", 6e-6}, {"rabenseifner", 8e-6}};

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <iterator>
 #include <ostream>
@@ -383,14 +385,18 @@ TEST_P(TransportConformanceTest, PeerKilledMidTransferGivesPeerClosed) {
 }
 
 // Rank 1 sends a few messages and exits as soon as its sends complete (as a rank does after its
-// last collective). Rank 0 meanwhile waits for rank 2, which answers only 1.5 s later: rank 0
-// notices rank 1's exit while blocked, and only then posts its receives from rank 1. What rank 1
-// sent arrives intact; only a receive for something never sent fails, promptly, peer-closed.
+// last collective). Rank 0 meanwhile waits for rank 2, which answers only once rank 1 is gone
+// (its pid reaped) and 0.2 s more: rank 0 notices rank 1's exit while blocked (shm checks its
+// peers every 50 ms; tcp sees the socket close), and only then posts its receives from rank 1.
+// What rank 1 sent arrives intact; only a receive for something never sent fails, promptly,
+// peer-closed.
 int exitAfterSendBody(RankContext& c) {
   constexpr size_t kSizes[] = {8, 4096, 40000};
   Buffer buf(c.transport, 64 << 10);
   Transport& t = c.transport;
   if (c.rank == 1) {
+    Status put = c.store.put("exit-after-send.pid", std::to_string(getpid()));
+    RANK_CHECK(c, put.isOk(), put.toString());
     size_t off = 0;
     for (size_t i = 0; i < std::size(kSizes); ++i) {
       conformance::fillPattern(buf.at(off), kSizes[i], 100 + i);
@@ -403,7 +409,15 @@ int exitAfterSendBody(RankContext& c) {
     return 0;  // exits at once: no final barrier
   }
   if (c.rank == 2) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    auto pid = c.store.get("exit-after-send.pid", Deadline::afterSeconds(10));
+    RANK_CHECK(c, pid.isOk(), pid.status().toString());
+    const pid_t one = static_cast<pid_t>(std::stol(*pid));
+    const Deadline gone = Deadline::afterSeconds(10);
+    while (!(kill(one, 0) != 0 && errno == ESRCH)) {  // the test process reaps it within 5 ms
+      RANK_CHECK(c, !gone.expired(), "rank 1 was still running 10 s after its sends");
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
     auto r = t.postSend(0, 0x70, buf.mr, 0, 8);
     Status s = r.isOk() ? t.wait(*r, Deadline::afterSeconds(10)) : r.status();
     RANK_CHECK(c, s.isOk(), s.toString());
