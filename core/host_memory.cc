@@ -56,10 +56,12 @@ HostBuffer::~HostBuffer() {
   if (map_) munmap(map_, map_len_);
 }
 
-size_t HostBuffer::hugeBytes() const {
-  if (!p_) return 0;
+size_t HostBuffer::hugeBytes() const { return p_ ? smapsBytes(p_, n_, "AnonHugePages") : 0; }
+
+size_t smapsBytes(const void* p, size_t n, const std::string& field) {
   std::ifstream smaps("/proc/self/smaps");
-  const auto lo = reinterpret_cast<uintptr_t>(p_), hi = lo + n_;
+  const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + n;
+  const std::string key = field + ":";
   bool inside = false;
   size_t total_kb = 0;
   for (std::string line; std::getline(smaps, line);) {
@@ -71,8 +73,9 @@ size_t HostBuffer::hugeBytes() const {
       inside = start < hi && end > lo;
       continue;
     }
+    if (!inside || line.compare(0, key.size(), key) != 0) continue;
     size_t kb = 0;
-    if (inside && std::sscanf(line.c_str(), "AnonHugePages: %zu kB", &kb) == 1) total_kb += kb;
+    if (std::sscanf(line.c_str() + key.size(), " %zu kB", &kb) == 1) total_kb += kb;
   }
   return total_kb * 1024;
 }

@@ -59,6 +59,10 @@ class HostBuffer {
   size_t map_len_ = 0;
 };
 
+// The sum of one /proc/self/smaps field (e.g. "Rss", "AnonHugePages") over the mappings that
+// overlap [p, p + n), in bytes; 0 where smaps cannot be read.
+size_t smapsBytes(const void* p, size_t n, const std::string& field);
+
 // Fails (kInvalidArgument, a configuration error) when `ranks_here` ranks allocating
 // `per_rank` bytes each would not fit in the memory the kernel says is available
 // (MemAvailable): faulting the buffers in would otherwise wake the OOM killer mid-run.

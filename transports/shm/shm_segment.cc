@@ -62,7 +62,6 @@ core::Result<Segment> Segment::create(const std::string& name, int nranks) {
   seg.owner_ = true;
   seg.len_ = len;
   CCSCOPE_ASSIGN_OR_RETURN(seg.base_, mapFd(fd, len, name));
-  // Touch every page now (setup path) so first messages do not take page faults.
   auto* h = new (seg.base_) SegmentHeader{};
   h->magic = kSegMagic;
   h->nranks = static_cast<uint32_t>(nranks);
@@ -74,7 +73,22 @@ core::Result<Segment> Segment::create(const std::string& name, int nranks) {
     r->tail.store(0);
     r->fault.store(kNoFault);
   }
+  seg.prefault();  // the file's pages too: allocated (and zeroed) here, not by a first message
   return seg;
+}
+
+void Segment::prefault(int src) const {
+  char* begin = src < 0 ? base_ : reinterpret_cast<char*>(ring(src));
+  const size_t len = src < 0 ? len_ : sizeof(Ring);
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  char* first = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(begin) & ~(page - 1));
+  const size_t span = static_cast<size_t>(begin + len - first);
+#ifdef MADV_POPULATE_WRITE
+  if (madvise(first, span, MADV_POPULATE_WRITE) == 0) return;
+#endif
+  // Older kernels (before 5.14): read faults map the pages at least. Never write: a peer's
+  // ring indices share these pages.
+  for (size_t off = 0; off < span; off += page) (void)*static_cast<volatile char*>(first + off);
 }
 
 core::Result<Segment> Segment::open(const std::string& name, int nranks) {

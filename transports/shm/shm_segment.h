@@ -69,6 +69,11 @@ class Segment {
   // (ShmTransport::blockFor), so a ring it misses here it finds there (Dekker on `sleeping` and
   // the ring indices, both sides with a seq_cst fence). `force` always counts (faults).
   void ring_doorbell(bool force = false) const;
+  // Maps ring `src`'s pages (all of them with src -1) into this process now, writable: the
+  // setup path takes the page faults, not the first messages. A 4 KiB message is the first to
+  // reach a slot's second page, and before this the --algo auto anchor at 4 KiB (8 ranks, the
+  // first 4 KiB messages of the process) measured recursive doubling at 2-4x its later time.
+  void prefault(int src = -1) const;
 
  private:
   char* base_ = nullptr;

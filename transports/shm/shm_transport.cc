@@ -183,6 +183,7 @@ Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
                                 "on {} and rank {} on {}: use --transport tcp", p, host, rank_, me))
           .withLayer(Layer::kBootstrap);
     CCSCOPE_ASSIGN_OR_RETURN(peer.seg, Segment::open(pa.name, size_));
+    peer.seg.prefault(rank_);  // the ring we write into
     peer.pidfd = launch::Fd(static_cast<int>(syscall(SYS_pidfd_open, peer.pid, 0)));
     if (single_copy_ && !probeSingleCopy(p, pa.header).isOk()) {
       spdlog::info("shm: single-copy (process_vm_readv) not permitted toward rank {}; copying "
