@@ -1,16 +1,16 @@
 #include "transports/shm/shm_segment.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <new>
-
-#include <fmt/format.h>
 
 namespace ccscope::transports::shm {
 
@@ -73,22 +73,27 @@ core::Result<Segment> Segment::create(const std::string& name, int nranks) {
     r->tail.store(0);
     r->fault.store(kNoFault);
   }
-  seg.prefault();  // the file's pages too: allocated (and zeroed) here, not by a first message
   return seg;
 }
 
-void Segment::prefault(int src) const {
+bool Segment::prefault(int src) const {
   char* begin = src < 0 ? base_ : reinterpret_cast<char*>(ring(src));
   const size_t len = src < 0 ? len_ : sizeof(Ring);
   const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   char* first = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(begin) & ~(page - 1));
   const size_t span = static_cast<size_t>(begin + len - first);
 #ifdef MADV_POPULATE_WRITE
-  if (madvise(first, span, MADV_POPULATE_WRITE) == 0) return;
+  return madvise(first, span, MADV_POPULATE_WRITE) == 0;
+#else
+  return false;
 #endif
-  // Older kernels (before 5.14): read faults map the pages at least. Never write: a peer's
-  // ring indices share these pages.
-  for (size_t off = 0; off < span; off += page) (void)*static_cast<volatile char*>(first + off);
+}
+
+bool prefaultFits(int nranks) {
+  struct statvfs fs {};
+  if (statvfs("/dev/shm", &fs) != 0) return false;
+  const double free_bytes = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+  return static_cast<double>(nranks) * static_cast<double>(segmentBytes(nranks)) <= free_bytes / 2;
 }
 
 core::Result<Segment> Segment::open(const std::string& name, int nranks) {

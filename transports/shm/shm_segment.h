@@ -48,6 +48,10 @@ struct alignas(64) SegmentHeader {
 };
 
 size_t segmentBytes(int nranks);
+// Whether every local rank's segment, allocated in full, takes at most half of what /dev/shm
+// has free: prefault() allocates what would otherwise be allocated only as rings are used
+// (a container's /dev/shm can be 64 MiB; 16 ranks' segments are 135 MiB).
+bool prefaultFits(int nranks);
 
 // A mapped segment; the creator unlinks the name once every peer mapped it.
 class Segment {
@@ -69,11 +73,13 @@ class Segment {
   // (ShmTransport::blockFor), so a ring it misses here it finds there (Dekker on `sleeping` and
   // the ring indices, both sides with a seq_cst fence). `force` always counts (faults).
   void ring_doorbell(bool force = false) const;
-  // Maps ring `src`'s pages (all of them with src -1) into this process now, writable: the
-  // setup path takes the page faults, not the first messages. A 4 KiB message is the first to
-  // reach a slot's second page, and before this the --algo auto anchor at 4 KiB (8 ranks, the
-  // first 4 KiB messages of the process) measured recursive doubling at 2-4x its later time.
-  void prefault(int src = -1) const;
+  // Maps ring `src`'s pages (all of them with src -1) into this process now, writable, and
+  // allocates them in /dev/shm: the setup path takes the page faults, not the first messages.
+  // A 4 KiB message is the first to reach a slot's second page, and before this the --algo
+  // auto anchor at 4 KiB (8 ranks, the first 4 KiB messages of the process) measured
+  // recursive doubling at 2-4x its later time. False where the kernel cannot (before 5.14,
+  // MADV_POPULATE_WRITE) or /dev/shm is full: the pages are then faulted in as they are used.
+  bool prefault(int src = -1) const;
 
  private:
   char* base_ = nullptr;

@@ -154,6 +154,13 @@ Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
   remote_seq_.assign(table_->capacity(), 0);
   std::string name = fmt::format("/ccscope-{}-{}", bs.jobToken().substr(0, 16), rank_);
   CCSCOPE_ASSIGN_OR_RETURN(own_, Segment::create(name, size_));
+  const bool prefault = prefaultFits(size_);
+  if (!prefault)
+    spdlog::info(
+        "shm: {} segments of {} B would take more than half of /dev/shm's free space; "
+        "their pages are mapped as messages reach them",
+        size_, segmentBytes(size_));
+  if (prefault) own_.prefault();  // we read every ring
   std::string me = hostIdentity();
   ShmAddress addr{};
   addr.version = kAddressVersion;
@@ -183,7 +190,7 @@ Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
                                 "on {} and rank {} on {}: use --transport tcp", p, host, rank_, me))
           .withLayer(Layer::kBootstrap);
     CCSCOPE_ASSIGN_OR_RETURN(peer.seg, Segment::open(pa.name, size_));
-    peer.seg.prefault(rank_);  // the ring we write into
+    if (prefault) peer.seg.prefault(rank_);  // the ring we write into
     peer.pidfd = launch::Fd(static_cast<int>(syscall(SYS_pidfd_open, peer.pid, 0)));
     if (single_copy_ && !probeSingleCopy(p, pa.header).isOk()) {
       spdlog::info("shm: single-copy (process_vm_readv) not permitted toward rank {}; copying "
