@@ -11,13 +11,13 @@ bin=${BUILD:-$root/build}/app/ccscope
 out=$(mktemp -d /tmp/ccscope-algos.XXXXXX)
 mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader)
 # collective, a warm-up size, sizes (-b -e -f), timed and warm-up iterations: many iterations
-# where one takes microseconds (a handful would measure wake-ups, not the algorithm), 20 where
-# it takes up to a few ms, 10 from 16 MiB (5 until the sixth session: a row then lasted 12-60
-# ms, and one hiccup of the VM in it moved the row by 20%). Each invocation starts one size
-# below the first size reported, and algorithms_summary.py drops that row: the first size a fresh process or a fresh
-# algorithm runs is cold (with 8 ranks on 2 cores up to 5x slower than the runs after), and it
-# would count against whichever algorithm runs first. (The harness now also warms each
-# algorithm's first size for 0.1 s; the dropped row stays as a margin.)
+# where one takes microseconds (a handful would measure wake-ups, not the algorithm), 20 where it
+# takes up to a few ms, 10 from 16 MiB (5 until the sixth session: a row then lasted 12-60 ms, and
+# a hiccup of the VM of a few ms moved it by up to a fifth). Each invocation starts one size below
+# the first size reported, and algorithms_summary.py drops that row: the first size a fresh
+# process or a fresh algorithm runs is cold (with 8 ranks on 2 cores up to 5x slower than the runs
+# after), and it would count against whichever algorithm runs first. (The harness now also warms
+# each algorithm's first size for 0.1 s; the dropped row stays as a margin.)
 plan=(
   "allreduce     4    16   64K  4 200 20"
   "allreduce     64K  256K 4M   4 20  5"
