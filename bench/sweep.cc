@@ -1,14 +1,14 @@
 #include "bench/sweep.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "bench/alltoallv_plan.h"
 #include "bench/check_data.h"
-#include "bench/collective_desc.h"
 #include "bench/stats.h"
+#include "collectives/collective.h"
 
 namespace ccscope::bench {
 
@@ -165,7 +165,6 @@ core::Result<size_t> bufferBytes(const BenchConfig& cfg, int ranks) {
 core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
                                            const std::vector<CollectiveBackend*>& backends,
                                            reports::ResultSink& sink) {
-  const CollectiveDesc& desc = describe(cfg.collective);
   const int ranks = backends.front()->size(), rank = backends.front()->rank();
   std::vector<uint64_t> sizes = sweepSizes(cfg);
   CCSCOPE_ASSIGN_OR_RETURN(std::vector<SizePlan> plans, planSizes(cfg, sizes, ranks));
@@ -217,7 +216,7 @@ core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
             if (in_place && !geo.in_place_supported) continue;
             CCSCOPE_RETURN_IF_ERROR(runner.warmup(in_place));
             CCSCOPE_ASSIGN_OR_RETURN(reports::Measurement m, runner.measure(op, in_place));
-            fillIdentity(m, cfg, backend, op, collectives::busbwFactor(desc.collective, ranks));
+            fillIdentity(m, cfg, backend, op, collectives::busbwFactor(cfg.collective, ranks));
             busbw_sum += m.busbw_gbps;
             summary.wrong_total += std::max<int64_t>(0, m.wrong);
             ++summary.rows;

@@ -155,12 +155,13 @@ Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
   std::string name = fmt::format("/ccscope-{}-{}", bs.jobToken().substr(0, 16), rank_);
   CCSCOPE_ASSIGN_OR_RETURN(own_, Segment::create(name, size_));
   const bool prefault = prefaultFits(size_);
-  if (!prefault)
+  if (prefault)
+    own_.prefault();  // we read every ring
+  else
     spdlog::info(
         "shm: {} segments of {} B would take more than half of /dev/shm's free space; "
         "their pages are mapped as messages reach them",
         size_, segmentBytes(size_));
-  if (prefault) own_.prefault();  // we read every ring
   std::string me = hostIdentity();
   ShmAddress addr{};
   addr.version = kAddressVersion;
