@@ -30,6 +30,7 @@ struct RawOptions {
   std::string tolerance = "10%", min_busbw, max_lat;
   std::string a2av = "uniform";
   std::string hugepages = "on";
+  std::string placement = "both";
   JobOptions job;
 };
 
@@ -93,6 +94,11 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
     return Status(core::Code::kInvalidArgument,
                   fmt::format("--hugepages takes on or off, not '{}'", r.hugepages));
   c.host_pages = r.hugepages == "on" ? core::HostPages::kHuge : core::HostPages::kBase;
+  if (r.placement != "both" && r.placement != "out" && r.placement != "in")
+    return Status(core::Code::kInvalidArgument,
+                  fmt::format("--placement takes both, out or in, not '{}'", r.placement));
+  c.out_of_place = r.placement != "in";
+  c.in_place = r.placement != "out";
   c.factor = r.factor;
   c.iters = r.iters;
   c.warmup = r.warmup;
@@ -212,6 +218,8 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("--tolerance", raw->tolerance, "Regression tolerance (10%)");
   b->add_option("--min-busbw", raw->min_busbw, "SIZE=GBPS,... minimum busbw per size");
   b->add_option("--max-lat", raw->max_lat, "SIZE=US,... maximum p50 latency per size");
+  b->add_option("--placement", raw->placement,
+                "both (default), out or in: measure only the out-of-place or the in-place rows");
   b->add_option("--segment", raw->segment, "Pipeline segment size (default: from the size)");
   b->add_option("--hugepages", raw->hugepages,
                 "on: host buffers from 2 MiB on transparent huge pages (default); off: base pages");

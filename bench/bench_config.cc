@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "collectives/collective.h"
 #include "core/units.h"
 
 namespace ccscope::bench {
@@ -33,6 +34,10 @@ Status validate(const BenchConfig& c) {
   if (c.checks < 0) return bad(fmt::format("-c must not be negative (got {})", c.checks));
   if (c.timeout_s <= 0) return bad("--timeout must be positive");
   if (c.max_bytes > (64ull << 30)) return bad("-e above 64 GiB is not supported");
+  if (!c.out_of_place && !c.in_place) return bad("--placement leaves nothing to measure");
+  if (!c.out_of_place && !collectives::geometry(c.collective, 0, 2, 0, nullptr).in_place_supported)
+    return bad(fmt::format("--placement in: {} has no in-place form here (try out or both)",
+                           collectives::collectiveName(c.collective)));
   return Status::ok();
 }
 

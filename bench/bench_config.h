@@ -24,6 +24,9 @@ struct BenchConfig {
   int iters = 20;
   int warmup = 5;
   int checks = 1;         // checked runs per size and placement; 0 disables checking
+  // --placement both|out|in: which of the out-of-place and in-place rows to measure.
+  bool out_of_place = true;
+  bool in_place = true;
   std::vector<core::DataType> dtypes{core::DataType::kFloat};
   std::vector<core::ReduceOp> ops{core::ReduceOp::kSum};
   double timeout_s = 60;  // per collective operation

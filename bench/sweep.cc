@@ -213,7 +213,7 @@ core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
             CCSCOPE_RETURN_IF_ERROR(runner.coldStart());
           }
           for (bool in_place : {false, true}) {
-            if (in_place && !geo.in_place_supported) continue;
+            if (in_place ? !cfg.in_place || !geo.in_place_supported : !cfg.out_of_place) continue;
             CCSCOPE_RETURN_IF_ERROR(runner.warmup(in_place));
             CCSCOPE_ASSIGN_OR_RETURN(reports::Measurement m, runner.measure(op, in_place));
             fillIdentity(m, cfg, backend, op, collectives::busbwFactor(cfg.collective, ranks));

@@ -34,7 +34,7 @@ void TableWriter::onRun(const RunMetadata& m) {
 }
 
 void TableWriter::onSection(const std::string& title) {
-  if (pending_) printRow(*pending_, std::nullopt);  // a row waiting for its in-place half ends here
+  if (pending_) printRow(&*pending_, nullptr);  // a row waiting for its in-place half ends here
   pending_.reset();
   fmt::print(out_, "# {}\n", title);
   std::fflush(out_);
@@ -46,42 +46,47 @@ static std::string timeText(double us) {
   return us >= 10000 ? fmt::format("{:7.0f}", us) : fmt::format("{:7.2f}", us);
 }
 
-void TableWriter::printRow(const Measurement& oop, const std::optional<Measurement>& ip) {
-  std::string line = fmt::format("{:12}  {:12}  {:>8}  {:>6}  {:6}", oop.bytes, oop.count,
-                                 oop.dtype, oop.redop, oop.root);
-  auto half = [](const Measurement& m) {
-    return fmt::format("  {}  {:6.2f}  {:6.2f}  {:>5}", timeText(m.time_us), m.algbw_gbps,
-                       m.busbw_gbps, wrongText(m.wrong));
+void TableWriter::printRow(const Measurement* oop, const Measurement* ip) {
+  const Measurement& id = oop ? *oop : *ip;
+  std::string line = fmt::format("{:12}  {:12}  {:>8}  {:>6}  {:6}", id.bytes, id.count, id.dtype,
+                                 id.redop, id.root);
+  auto half = [](const Measurement* m) {
+    if (!m) return fmt::format("  {:>7}  {:>6}  {:>6}  {:>5}", "-", "-", "-", "-");
+    return fmt::format("  {}  {:6.2f}  {:6.2f}  {:>5}", timeText(m->time_us), m->algbw_gbps,
+                       m->busbw_gbps, wrongText(m->wrong));
   };
-  line += half(oop);
-  line += ip ? half(*ip) : fmt::format("  {:>7}  {:>6}  {:>6}  {:>5}", "-", "-", "-", "-");
-  line += fmt::format("  {} {}", timeText(oop.lat.p50), timeText(oop.lat.p99));
-  if (ip) line += fmt::format("  {} {}", timeText(ip->lat.p50), timeText(ip->lat.p99));
-  if (interleaved_) {
-    if (!ip) line += fmt::format("  {:>7} {:>7}", "-", "-");
-    line += "  " + askedAlgorithm(oop);
-  }
+  auto lat = [](const Measurement* m) {
+    if (!m) return fmt::format("  {:>7} {:>7}", "-", "-");
+    return fmt::format("  {} {}", timeText(m->lat.p50), timeText(m->lat.p99));
+  };
+  line += half(oop) + half(ip) + lat(oop);
+  // Without --interleave a row missing its in-place half ends after the out-of-place latency,
+  // as it always has.
+  if (ip || interleaved_) line += lat(ip);
+  if (interleaved_) line += "  " + askedAlgorithm(id);
   fmt::print(out_, "{}\n", line);
   std::fflush(out_);
 }
 
 void TableWriter::onMeasurement(const Measurement& m) {
-  if (!m.note.empty() && !m.in_place) fmt::print(out_, "# {} B: {}\n", m.bytes, m.note);
+  if (!m.note.empty() && (!m.in_place || !pending_))
+    fmt::print(out_, "# {} B: {}\n", m.bytes, m.note);
   if (!m.in_place) {
-    if (pending_) printRow(*pending_, std::nullopt);
+    if (pending_) printRow(&*pending_, nullptr);
     pending_ = m;
     return;
   }
   if (pending_ && pending_->bytes == m.bytes) {
-    printRow(*pending_, m);
-    pending_.reset();
+    printRow(&*pending_, &m);
   } else {
-    printRow(m, std::nullopt);
+    if (pending_) printRow(&*pending_, nullptr);
+    printRow(nullptr, &m);  // --placement in
   }
+  pending_.reset();
 }
 
 void TableWriter::onEnd(const RunSummary& s) {
-  if (pending_) printRow(*pending_, std::nullopt);
+  if (pending_) printRow(&*pending_, nullptr);
   pending_.reset();
   fmt::print(out_, "# Out of bounds values : {} {}\n", s.wrong_total, s.wrong_total ? "FAILED" : "OK");
   fmt::print(out_, "# Avg bus bandwidth    : {:g} \n#\n", s.avg_busbw_gbps);

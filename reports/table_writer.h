@@ -19,7 +19,9 @@ class TableWriter : public ResultSink {
   void onEnd(const RunSummary& s) override;
 
  private:
-  void printRow(const Measurement& oop, const std::optional<Measurement>& ip);
+  // One line per size: either half may be missing (--placement, or no in-place form), and its
+  // columns then read "-".
+  void printRow(const Measurement* oop, const Measurement* ip);
   std::FILE* out_;
   std::optional<Measurement> pending_;  // out-of-place half of the current row
   bool interleaved_ = false;            // rows of several algorithms alternate: name each

@@ -33,5 +33,26 @@ TEST(BenchConfigTest, RejectsInconsistentOptions) {
   EXPECT_TRUE(validate(BenchConfig{}).isOk());
 }
 
+// --placement in asks for rows a collective without an in-place form never makes: refused up
+// front rather than a sweep of no rows.
+TEST(BenchConfigTest, PlacementInNeedsAnInPlaceForm) {
+  BenchConfig c;
+  c.out_of_place = false;
+  EXPECT_TRUE(validate(c).isOk());  // allreduce has one
+  for (auto coll : {collectives::Collective::kAlltoall, collectives::Collective::kAlltoallv,
+                    collectives::Collective::kSendrecv}) {
+    c.collective = coll;
+    core::Status s = validate(c);
+    EXPECT_EQ(s.code(), core::Code::kInvalidArgument) << collectives::collectiveName(coll);
+    EXPECT_NE(s.message().find("no in-place form"), std::string::npos) << s.message();
+    c.out_of_place = true;
+    EXPECT_TRUE(validate(c).isOk()) << collectives::collectiveName(coll);
+    c.out_of_place = false;
+  }
+  c = BenchConfig{};
+  c.out_of_place = c.in_place = false;
+  EXPECT_FALSE(validate(c).isOk());
+}
+
 }  // namespace
 }  // namespace ccscope::bench

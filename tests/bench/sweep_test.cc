@@ -131,5 +131,24 @@ TEST(SweepTest, SeveralBackendsTakeTurnsAtEachSize) {
   EXPECT_GT(t.runsPerCount()[0].second, runsPerSize(cfg));
 }
 
+// --placement out / in: only that half is warmed up, timed and reported.
+TEST(SweepTest, PlacementMeasuresOnlyTheHalfAskedFor) {
+  for (bool out : {true, false}) {
+    BenchConfig cfg = smallSweep(0);
+    cfg.out_of_place = out;
+    cfg.in_place = !out;
+    CountingBackend b("ring", std::chrono::microseconds(0));
+    OrderSink sink;
+    auto summary = runSweep(cfg, {&b}, sink);
+    ASSERT_TRUE(summary.isOk()) << summary.status().toString();
+    std::string ip = out ? "" : "ip";
+    EXPECT_EQ(sink.rows,
+              (std::vector<std::string>{"ring@1024" + ip, "ring@2048" + ip, "ring@4096" + ip}));
+    EXPECT_EQ(summary->rows, 3);
+    for (const auto& [count, runs] : b.runsPerCount())
+      EXPECT_EQ(runs, runsPerSize(cfg) / 2) << count;
+  }
+}
+
 }  // namespace
 }  // namespace ccscope::bench

@@ -519,6 +519,32 @@ def check_one_line_error(h, p, rc, must_contain, wall, limit=10.0):
     log(f"exit 2 in {wall:.2f} s: {lines[0]}")
 
 
+def case_placement(h, binary, mpirun, transport, n):
+    """--placement out / in: only that half's rows, exact, and the table dashes the other half's
+    columns (nccl-tests' positions stay put for scrapers)."""
+    n = int(n)
+    b, e, f = "1K", "64K", 8
+    sizes = sweep_sizes(b, e, factor=f)
+    for placement, in_place in (("out", False), ("in", True)):
+        js = h.path(f"{placement}.jsonl")
+        argv = bench(binary, "--np", n, "--transport", transport, "-b", b, "-e", e, "-f", f,
+                     "--placement", placement, *ITERS, "--timeout", "30s", "--json", js)
+        rc, _, _, p = h.run(argv, RUN_TIMEOUT, label=placement)
+        check(rc == 0, f"exit code {rc}\n{h.describe(p)}")
+        _, results = split_records(read_jsonl(js), js)
+        for i, r in enumerate(results, 2):
+            check_result_row(r, f"{js}:{i}", ranks=n, transport=transport, iters=2)
+        check([(r["bytes"], r["in_place"]) for r in results] == [(s, in_place) for s in sizes],
+              f"--placement {placement}: rows {[(r['bytes'], r['in_place']) for r in results]}")
+        check(all(r["wrong"] == 0 for r in results), f"--placement {placement}: wrong rows")
+        lines = [l.split() for l in h.stdout(p).splitlines() if l and not l.startswith("#")]
+        check(len(lines) == len(sizes), f"{len(lines)} table rows\n{h.describe(p)}")
+        missing = range(5, 9) if in_place else range(9, 13)  # the other half's time..#wrong
+        check(all(l[c] == "-" for l in lines for c in missing),
+              f"--placement {placement}: the other half's columns are not dashes\n{h.describe(p)}")
+    log(f"np {n} over {transport}: --placement out and in measure only their half, exact")
+
+
 def case_badinput(h, binary, mpirun, name):
     small = ["-b", "8", "-e", "8", "-n", "1", "-w", "0", "--timeout", "10s"]
     holder = None
@@ -544,6 +570,11 @@ def case_badinput(h, binary, mpirun, name):
         argv = bench(binary, "--np", "8", "-b", "64G", "-e", "64G", "--algo",
                      "ring,tree,rabenseifner,recursive_doubling", "--interleave")
         words = ["-e 64 GiB", "4 interleaved", "8 ranks", "MemAvailable"]
+    elif name == "bad_placement":
+        argv, words = bench(binary, "--np", "2", "--placement", "sideways"), ["--placement", "sideways"]
+    elif name == "placement_in_alltoall":
+        argv = [binary, "bench", "alltoall", "--np", "2", "--placement", "in"]
+        words = ["alltoall", "in-place"]
     elif name == "bad_hugepages":
         argv, words = bench(binary, "--np", "2", "--hugepages", "maybe"), ["--hugepages", "maybe"]
     elif name == "bad_timeout":
@@ -765,6 +796,7 @@ CASES = {
     "edge_counts": case_edge_counts,
     "many_iters": case_many_iters,
     "host_pages": case_host_pages,
+    "placement": case_placement,
     "corrupt": case_corrupt,
     "corrupt_all": case_corrupt_all,
     "mpirun_same": case_mpirun_same,

@@ -124,6 +124,33 @@ TEST(TableWriterTest, InterleavedRowsNameTheirAlgorithmInTheLastColumn) {
   EXPECT_EQ(dataLines(plain)[0].find("ring"), std::string::npos);
 }
 
+// --placement: a row with only one half prints "-" in the other half's columns, so a scraper
+// reading nccl-tests' column positions never takes an in-place time for an out-of-place one.
+TEST(TableWriterTest, ARowWithOneHalfDashesTheOther) {
+  auto columns = [](const std::string& line) {
+    std::istringstream in(line);
+    std::vector<std::string> c;
+    for (std::string x; in >> x;) c.push_back(x);
+    return c;
+  };
+  std::vector<std::string> in_only =
+      dataLines(render({row(1024, true, 20), row(2048, true, 30)}, {}));
+  ASSERT_EQ(in_only.size(), 2u);
+  std::vector<std::string> c = columns(in_only[0]);
+  ASSERT_EQ(c.size(), 17u) << in_only[0];
+  EXPECT_EQ(c[0], "1024");
+  EXPECT_EQ((std::vector<std::string>(c.begin() + 5, c.begin() + 9)),
+            (std::vector<std::string>{"-", "-", "-", "-"}));  // out-of-place half
+  EXPECT_EQ(c[9], "20.00");                                   // in-place time
+  EXPECT_EQ(c[13], "-");                                      // out-of-place p50
+  EXPECT_EQ(columns(in_only[1])[9], "30.00");
+  std::vector<std::string> out_only = dataLines(render({row(1024, false, 10)}, {}));
+  ASSERT_EQ(out_only.size(), 1u);
+  c = columns(out_only[0]);
+  EXPECT_EQ(c[5], "10.00");
+  EXPECT_EQ(c[9], "-");  // in-place time
+}
+
 // A section (a note, an algorithm's heading) ends a row still waiting for its in-place half, so
 // the row is printed before the heading of what comes after it.
 TEST(TableWriterTest, SectionFlushesAPendingRowFirst) {
