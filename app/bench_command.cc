@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <thread>
 
 #include "app/job_launch.h"
@@ -159,6 +160,16 @@ int run(const RawOptions& raw) {
   job.store_bind = raw.store_bind;
   job.ifname = raw.ifname;
   job.tcp_streams = raw.tcp_streams;
+  if (const char* v = std::getenv("CCSCOPE_SHM_SINGLE_COPY_FROM")) {
+    auto bytes = core::parseSize(v);
+    if (!bytes || *bytes == 0) {
+      std::fprintf(stderr,
+                   "ccscope: error: CCSCOPE_SHM_SINGLE_COPY_FROM='%s' is not a size (64K, 8192)\n",
+                   v);
+      return kExitUsage;
+    }
+    job.shm_single_copy_from = *bytes;
+  }
   if (Status s = reports::parseCriteria(raw.tolerance, raw.min_busbw, raw.max_lat, job.report.criteria);
       !s.isOk()) {
     std::fprintf(stderr, "ccscope: error: %s\n", s.message().c_str());

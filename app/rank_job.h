@@ -18,6 +18,10 @@ struct JobOptions {
   std::string store_bind;    // where rank 0 binds the store (external launchers)
   std::string ifname;        // tcp: interface to use
   int tcp_streams = 1;
+  // shm: messages from this size go by one process_vm_readv instead of through the ring's
+  // slots ($CCSCOPE_SHM_SINGLE_COPY_FROM; 0 = the transport's 64 KiB, which
+  // docs/performance.md measures against lower values).
+  size_t shm_single_copy_from = 0;
   std::vector<std::string> argv;
 };
 

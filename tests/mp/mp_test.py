@@ -587,6 +587,12 @@ def case_badinput(h, binary, mpirun, name):
         rc = h.wait(p, 30)
         check_one_line_error(h, p, rc, ["RANK", "WORLD_SIZE"], p.wall)
         return
+    elif name == "bad_single_copy_env":
+        p = h.start(bench(binary, "--np", "3", *small),
+                    {"CCSCOPE_SHM_SINGLE_COPY_FROM": "lots"}, label="env")
+        rc = h.wait(p, 30)
+        check_one_line_error(h, p, rc, ["CCSCOPE_SHM_SINGLE_COPY_FROM", "lots"], p.wall)
+        return
     elif name == "port_in_use":
         holder, port = hold_port()
         argv, words = bench(binary, "--np", "3", "--store-port", port, *small), [str(port)]
