@@ -19,8 +19,8 @@ struct JobOptions {
   std::string ifname;        // tcp: interface to use
   int tcp_streams = 1;
   // shm: messages from this size go by one process_vm_readv instead of through the ring's
-  // slots ($CCSCOPE_SHM_SINGLE_COPY_FROM; 0 = the transport's 64 KiB, which
-  // docs/performance.md measures against lower values).
+  // slots ($CCSCOPE_SHM_SINGLE_COPY_FROM; 0 = the transport's own: 32 KiB with a core per
+  // rank, 64 KiB oversubscribed, as bench/single_copy_ab.sh measured).
   size_t shm_single_copy_from = 0;
   std::vector<std::string> argv;
 };

@@ -28,7 +28,15 @@ using namespace shm;
 
 namespace {
 
-constexpr size_t kDefaultSingleCopyFrom = 64 * 1024;
+// Messages from this size go by one process_vm_readv, smaller ones through the ring's slots.
+// With a core per rank the receiver is running when the sender posts, so the rendezvous costs
+// one handshake, and one copy from the sender's buffer beats two through slots that the other
+// core has just written (on this VM's slow spells, when a dirty 8 KiB block takes 3.2 instead
+// of 0.75 us to cross between cores, 3.5x at 32 KiB). Oversubscribed, the eager slots let a
+// sender finish without its receiver being scheduled, and 32 KiB by single copy measured up
+// to 2x slower (docs/performance.md, bench/single_copy_ab.sh).
+constexpr size_t kSingleCopyFromCorePerRank = 32 * 1024;
+constexpr size_t kSingleCopyFromOversubscribed = 64 * 1024;
 constexpr int64_t kLivenessCheckEveryNs = 50'000'000;
 
 std::string hostIdentity() {
@@ -134,7 +142,7 @@ class ShmTransport final : public Transport {
   uint32_t seen_doorbell_ = 0;
   uint64_t events_ = 0;  // slots published, consumed or completed, peers failed: progress made
   bool single_copy_ = true;
-  size_t single_copy_from_ = kDefaultSingleCopyFrom;
+  size_t single_copy_from_ = kSingleCopyFromOversubscribed;
   int64_t next_liveness_check_ns_ = 0;
 };
 
@@ -150,7 +158,9 @@ Status ShmTransport::probeSingleCopy(int p, uint64_t remote_header) {
 Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
   initTable(bs.rank(), bs.size());
   setSpinPolicy(opts_.local_ranks);
-  if (opts_.eager_bytes) single_copy_from_ = opts_.eager_bytes;
+  single_copy_from_ = opts_.eager_bytes  ? opts_.eager_bytes
+                      : oversubscribed() ? kSingleCopyFromOversubscribed
+                                         : kSingleCopyFromCorePerRank;
   remote_seq_.assign(table_->capacity(), 0);
   std::string name = fmt::format("/ccscope-{}-{}", bs.jobToken().substr(0, 16), rank_);
   CCSCOPE_ASSIGN_OR_RETURN(own_, Segment::create(name, size_));
