@@ -32,6 +32,7 @@ struct RawOptions {
   std::string a2av = "uniform";
   std::string hugepages = "on";
   std::string placement = "both";
+  std::string bind = "none";
   JobOptions job;
 };
 
@@ -160,6 +161,11 @@ int run(const RawOptions& raw) {
   job.store_bind = raw.store_bind;
   job.ifname = raw.ifname;
   job.tcp_streams = raw.tcp_streams;
+  if (raw.bind != "none" && raw.bind != "core") {
+    std::fprintf(stderr, "ccscope: error: --bind takes none or core, not '%s'\n", raw.bind.c_str());
+    return kExitUsage;
+  }
+  job.bind_core = raw.bind == "core";
   if (const char* v = std::getenv("CCSCOPE_SHM_SINGLE_COPY_FROM")) {
     auto bytes = core::parseSize(v);
     if (!bytes || *bytes == 0) {
@@ -231,6 +237,9 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("--max-lat", raw->max_lat, "SIZE=US,... maximum p50 latency per size");
   b->add_option("--placement", raw->placement,
                 "both (default), out or in: measure only the out-of-place or the in-place rows");
+  b->add_option(
+      "--bind", raw->bind,
+      "none (default) or core: pin local rank r to the r-th CPU it may run on, round robin");
   b->add_option("--segment", raw->segment, "Pipeline segment size (default: from the size)");
   b->add_option("--hugepages", raw->hugepages,
                 "on: host buffers from 2 MiB on transparent huge pages (default); off: base pages");

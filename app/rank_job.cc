@@ -16,6 +16,7 @@
 #include "bench/sweep.h"
 #include "bench/wait_profile.h"
 #include "collectives/schedule_backend.h"
+#include "core/affinity.h"
 #include "diagnostics/live/flight_dump.h"
 #include "launch/store_client.h"
 #include "launch/store_server.h"
@@ -88,6 +89,16 @@ core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
 }  // namespace
 
 int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launch::LaunchInfo& info) {
+  if (o.bind_core) {  // first, so that every thread this rank starts inherits it
+    auto cpus = core::allowedCpus();
+    const int cpu = cpus ? core::cpuForLocalRank(*cpus, info.local_rank) : -1;
+    Status s = cpus ? core::pinToCpu(cpu) : cpus.status();
+    if (s.isOk())
+      spdlog::info("--bind core: local rank {} pinned to CPU {} (of {} allowed)", info.local_rank,
+                   cpu, cpus->size());
+    else
+      spdlog::warn("--bind core: not pinned: {}", s.toString());
+  }
   core::FlightRecorder recorder;  // declared first: the heartbeat thread reads it until rv dies
   Rendezvous rv;
   FailureContext fctx{info.rank, hostName(), nullptr, &recorder, nullptr, o.json_path, {}, ""};

@@ -22,6 +22,7 @@ struct JobOptions {
   // slots ($CCSCOPE_SHM_SINGLE_COPY_FROM; 0 = the transport's own: 32 KiB with a core per
   // rank, 64 KiB oversubscribed, as bench/single_copy_ab.sh measured).
   size_t shm_single_copy_from = 0;
+  bool bind_core = false;  // --bind core: local rank r on the r-th allowed CPU (core/affinity.h)
   std::vector<std::string> argv;
 };
 

@@ -545,6 +545,22 @@ def case_placement(h, binary, mpirun, transport, n):
     log(f"np {n} over {transport}: --placement out and in measure only their half, exact")
 
 
+def case_bind(h, binary, mpirun, transport, n):
+    """--bind core: local rank r runs on the r-th CPU it may use (round robin), results exact."""
+    n = int(n)
+    allowed = sorted(os.sched_getaffinity(0))
+    js = h.path("bind.jsonl")
+    argv = bench(binary, "--np", n, "--transport", transport, "-b", "1K", "-e", "64K", "-f", 8,
+                 "--bind", "core", *ITERS, "--timeout", "30s", "--json", js)
+    rc, _, err, p = h.run(argv, RUN_TIMEOUT, extra_env={"CCSCOPE_LOG_LEVEL": "info"})
+    verify_sweep(h, p, rc, js, transport=transport, ranks=n, sizes=sweep_sizes("1K", "64K", 8),
+                 dtypes=["float"], ops=["sum"])
+    for r in range(n):
+        want = f"local rank {r} pinned to CPU {allowed[r % len(allowed)]} (of {len(allowed)} allowed)"
+        check(want in err, f"stderr does not say '{want}'\n{h.describe(p)}")
+    log(f"np {n} over {transport}: --bind core pinned every rank round robin over {allowed}")
+
+
 def case_badinput(h, binary, mpirun, name):
     small = ["-b", "8", "-e", "8", "-n", "1", "-w", "0", "--timeout", "10s"]
     holder = None
@@ -570,6 +586,8 @@ def case_badinput(h, binary, mpirun, name):
         argv = bench(binary, "--np", "8", "-b", "64G", "-e", "64G", "--algo",
                      "ring,tree,rabenseifner,recursive_doubling", "--interleave")
         words = ["-e 64 GiB", "4 interleaved", "8 ranks", "MemAvailable"]
+    elif name == "bad_bind":
+        argv, words = bench(binary, "--np", "2", "--bind", "socket"), ["--bind", "socket"]
     elif name == "bad_placement":
         argv, words = bench(binary, "--np", "2", "--placement", "sideways"), ["--placement", "sideways"]
     elif name == "placement_in_alltoall":
@@ -803,6 +821,7 @@ CASES = {
     "many_iters": case_many_iters,
     "host_pages": case_host_pages,
     "placement": case_placement,
+    "bind": case_bind,
     "corrupt": case_corrupt,
     "corrupt_all": case_corrupt_all,
     "mpirun_same": case_mpirun_same,
