@@ -121,7 +121,7 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
     transports::TransportOptions to{info.size, o.tcp_streams, o.ifname,
                                     o.ifname.empty() ? client.localAddress() : "", 0};
     if (info.source == LaunchSource::kLocal) to.local_ranks = info.size;
-    to.eager_bytes = o.shm_single_copy_from;
+    to.single_copy_from = o.shm_single_copy_from;
     auto t = transports::makeTransport(cfg.transport, to);
     if (!t) return fail(t.status());
     transport = std::move(t.value());

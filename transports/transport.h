@@ -40,7 +40,7 @@ struct TransportOptions {
   int streams = 1;               // tcp: connections per peer
   std::string ifname;            // tcp: interface to listen on ("" = the one reaching the store)
   std::string listen_host;       // tcp: explicit address to listen on
-  size_t eager_bytes = 0;        // 0 = transport default
+  size_t single_copy_from = 0;   // shm: messages from this size by single copy (0: its default)
 };
 
 class Transport {

@@ -142,7 +142,7 @@ class ShmTransport final : public Transport {
   uint32_t seen_doorbell_ = 0;
   uint64_t events_ = 0;  // slots published, consumed or completed, peers failed: progress made
   bool single_copy_ = true;
-  size_t single_copy_from_ = kSingleCopyFromOversubscribed;
+  size_t single_copy_from_ = 0;  // set by connect()
   int64_t next_liveness_check_ns_ = 0;
 };
 
@@ -158,9 +158,9 @@ Status ShmTransport::probeSingleCopy(int p, uint64_t remote_header) {
 Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
   initTable(bs.rank(), bs.size());
   setSpinPolicy(opts_.local_ranks);
-  single_copy_from_ = opts_.eager_bytes  ? opts_.eager_bytes
-                      : oversubscribed() ? kSingleCopyFromOversubscribed
-                                         : kSingleCopyFromCorePerRank;
+  single_copy_from_ = opts_.single_copy_from ? opts_.single_copy_from
+                      : oversubscribed()     ? kSingleCopyFromOversubscribed
+                                             : kSingleCopyFromCorePerRank;
   remote_seq_.assign(table_->capacity(), 0);
   std::string name = fmt::format("/ccscope-{}-{}", bs.jobToken().substr(0, 16), rank_);
   CCSCOPE_ASSIGN_OR_RETURN(own_, Segment::create(name, size_));
