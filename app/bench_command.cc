@@ -166,15 +166,11 @@ int run(const RawOptions& raw) {
     return kExitUsage;
   }
   job.bind_core = raw.bind == "core";
-  if (const char* v = std::getenv("CCSCOPE_SHM_SINGLE_COPY_FROM")) {
-    auto bytes = core::parseSize(v);
-    if (!bytes || *bytes == 0) {
-      std::fprintf(stderr,
-                   "ccscope: error: CCSCOPE_SHM_SINGLE_COPY_FROM='%s' is not a size (64K, 8192)\n",
-                   v);
-      return kExitUsage;
-    }
+  if (auto bytes = shmSingleCopyFromEnv(); bytes) {
     job.shm_single_copy_from = *bytes;
+  } else {
+    std::fprintf(stderr, "ccscope: error: %s\n", bytes.status().message().c_str());
+    return kExitUsage;
   }
   if (Status s = reports::parseCriteria(raw.tolerance, raw.min_busbw, raw.max_lat, job.report.criteria);
       !s.isOk()) {

@@ -43,6 +43,12 @@ int run(RawOptions& raw) {
     raw.d.probe.testonly_clock_offset_rank = std::atoi(v);
     raw.d.probe.testonly_clock_offset_s = std::atof(std::strchr(v, ':') + 1);
   }
+  auto single_copy_from = shmSingleCopyFromEnv();
+  if (!single_copy_from) {
+    std::fprintf(stderr, "ccscope: error: %s\n", single_copy_from.status().message().c_str());
+    return kExitUsage;
+  }
+  raw.d.shm_single_copy_from = *single_copy_from;
   LaunchOptions lo{raw.np, *t * 4, raw.store, raw.d.store_bind, raw.store_port};
   int code = launchOrRun(
       lo, raw.argv, [&](const launch::LaunchInfo& info) { return runDiagnoseRank(raw.d, info); });

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "app/command.h"
 #include "core/log.h"
+#include "core/units.h"
 #include "launch/local_launcher.h"
 
 namespace ccscope::app {
@@ -16,6 +18,17 @@ int defaultLocalRanks() {
   return std::clamp(cores, 2, 8);
 }
 }  // namespace
+
+core::Result<size_t> shmSingleCopyFromEnv() {
+  const char* v = std::getenv("CCSCOPE_SHM_SINGLE_COPY_FROM");
+  if (!v) return size_t{0};
+  auto bytes = core::parseSize(v);
+  if (!bytes || *bytes == 0)
+    return core::Status(
+        core::Code::kInvalidArgument,
+        fmt::format("CCSCOPE_SHM_SINGLE_COPY_FROM='{}' is not a size (64K, 8192)", v));
+  return static_cast<size_t>(*bytes);
+}
 
 bool launchedExternally() {
   auto info = launch::detectLaunch(launch::currentEnvironment(), {});

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/status.h"
 #include "launch/environment.h"
 
 namespace ccscope::app {
@@ -19,6 +20,11 @@ struct LaunchOptions {
 };
 
 bool launchedExternally();
+// $CCSCOPE_SHM_SINGLE_COPY_FROM: from which message size the shm transport moves a message by
+// one process_vm_readv instead of through its ring's slots. 0 when unset (the transport's own
+// threshold); an error naming the value when it is not a size above 0. bench and diagnose both
+// read it before any rank starts.
+core::Result<size_t> shmSingleCopyFromEnv();
 // Returns the exit code: the rank's, or the launcher's (the most severe rank exit code).
 int launchOrRun(const LaunchOptions& o, const std::vector<std::string>& argv,
                 const std::function<int(const launch::LaunchInfo&)>& rank_main);

@@ -561,6 +561,55 @@ def case_bind(h, binary, mpirun, transport, n):
     log(f"np {n} over {transport}: --bind core pinned every rank round robin over {allowed}")
 
 
+def case_bind_mpirun(h, binary, mpirun):
+    """--bind core under mpirun: the rank pins itself by the local rank mpirun gives it."""
+    launcher = need_mpirun(mpirun) + ["--bind-to", "none"]  # mpirun's own binding stays off
+    allowed = sorted(os.sched_getaffinity(0))
+    js = h.path("bind.jsonl")
+    argv = launcher + bench(binary, "--transport", "shm", "-b", "1K", "-e", "64K", "-f", 8,
+                            "--bind", "core", *ITERS, "--timeout", "30s", "--json", js)
+    rc, _, err, p = h.run(argv, RUN_TIMEOUT, label="mpirun",
+                          extra_env={"CCSCOPE_LOG_LEVEL": "info"})
+    run, _ = verify_sweep(h, p, rc, js, transport="shm", ranks=4,
+                          sizes=sweep_sizes("1K", "64K", 8), dtypes=["float"], ops=["sum"])
+    check(run.get("launcher") == "openmpi", f"run record launcher {run.get('launcher')!r}")
+    for r in range(4):
+        want = f"local rank {r} pinned to CPU {allowed[r % len(allowed)]} (of {len(allowed)} allowed)"
+        check(want in err, f"stderr does not say '{want}'\n{h.describe(p)}")
+    log(f"mpirun np 4: --bind core pinned every rank by its local rank over {allowed}")
+
+
+def case_single_copy_env(h, binary, mpirun, command):
+    """$CCSCOPE_SHM_SINGLE_COPY_FROM reaches the shm transport of bench and of diagnose alike."""
+    if command == "bench":
+        n, js = 3, h.path("sc.jsonl")
+        argv = bench(binary, "--np", n, "--transport", "shm", "-b", "8K", "-e", "64K", "-f", 2,
+                     *ITERS, "--timeout", "30s", "--json", js)
+    else:
+        n, argv = 2, [binary, "diagnose", "--np", "2", "--timeout", "10s"]
+    for value, want, why in (("16K", 16384, "CCSCOPE_SHM_SINGLE_COPY_FROM"),
+                             (None, None, None)):
+        env = {"CCSCOPE_LOG_LEVEL": "debug"}
+        if value:
+            env["CCSCOPE_SHM_SINGLE_COPY_FROM"] = value
+        rc, _, err, p = h.run(argv, RUN_TIMEOUT, extra_env=env, label=value or "default")
+        check(rc == 0, f"exit {rc}\n{h.describe(p)}")
+        said = re.findall(r"rank (\d+)\] \[debug\] shm: single copy from (\d+) B \(([^)]*)\)", err)
+        check(sorted(int(r) for r, _, _ in said) == list(range(n)),
+              f"not every rank said its threshold: {said}\n{h.describe(p)}")
+        for _, got, reason in said:
+            if want:
+                check(int(got) == want and reason == why, f"threshold {got} ({reason}), want {want}")
+            else:
+                check(reason != "CCSCOPE_SHM_SINGLE_COPY_FROM", f"unset, yet {got} ({reason})")
+        if command == "bench" and value:
+            recs = [json.loads(l) for l in open(js)]
+            envs = [r["env"] for r in recs if "env" in r]
+            check(envs and envs[0].get("CCSCOPE_SHM_SINGLE_COPY_FROM") == value,
+                  f"run record env {envs[:1]}")
+        log(f"{command}, {value or 'unset'}: {sorted(set((g, r) for _, g, r in said))}")
+
+
 def case_badinput(h, binary, mpirun, name):
     small = ["-b", "8", "-e", "8", "-n", "1", "-w", "0", "--timeout", "10s"]
     holder = None
@@ -610,6 +659,12 @@ def case_badinput(h, binary, mpirun, name):
                     {"CCSCOPE_SHM_SINGLE_COPY_FROM": "lots"}, label="env")
         rc = h.wait(p, 30)
         check_one_line_error(h, p, rc, ["CCSCOPE_SHM_SINGLE_COPY_FROM", "lots"], p.wall)
+        return
+    elif name == "diagnose_bad_single_copy_env":
+        p = h.start([binary, "diagnose", "--np", "2", "--timeout", "5s"],
+                    {"CCSCOPE_SHM_SINGLE_COPY_FROM": "0"}, label="env")
+        rc = h.wait(p, 30)
+        check_one_line_error(h, p, rc, ["CCSCOPE_SHM_SINGLE_COPY_FROM", "'0'"], p.wall)
         return
     elif name == "port_in_use":
         holder, port = hold_port()
@@ -822,6 +877,8 @@ CASES = {
     "host_pages": case_host_pages,
     "placement": case_placement,
     "bind": case_bind,
+    "bind_mpirun": case_bind_mpirun,
+    "single_copy_env": case_single_copy_env,
     "corrupt": case_corrupt,
     "corrupt_all": case_corrupt_all,
     "mpirun_same": case_mpirun_same,

@@ -161,6 +161,10 @@ Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
   single_copy_from_ = opts_.single_copy_from ? opts_.single_copy_from
                       : oversubscribed()     ? kSingleCopyFromOversubscribed
                                              : kSingleCopyFromCorePerRank;
+  spdlog::debug("shm: single copy from {} B ({})", single_copy_from_,
+                opts_.single_copy_from ? "CCSCOPE_SHM_SINGLE_COPY_FROM"
+                : oversubscribed()     ? "more local ranks than cores"
+                                       : "a core per local rank");
   remote_seq_.assign(table_->capacity(), 0);
   std::string name = fmt::format("/ccscope-{}-{}", bs.jobToken().substr(0, 16), rank_);
   CCSCOPE_ASSIGN_OR_RETURN(own_, Segment::create(name, size_));
