@@ -38,6 +38,7 @@ def load(directory):
     by_run = collections.defaultdict(dict)  # (tag, np, bytes, algo) -> {run: time}
     calib = []
     pick_votes = collections.defaultdict(collections.Counter)  # (tag, np, bytes) -> algorithm
+    hists = collections.defaultdict(collections.Counter)  # (tag, np, bytes, algo) -> bucket -> n
     for f in sorted(pathlib.Path(directory).glob("*.jsonl")):
         tag, variant, np_part, run_part = f.name.split(".")[:4]
         ranks = int(np_part[2:])
@@ -63,9 +64,11 @@ def load(directory):
             rows[(tag, ranks, r["bytes"], algo)].append(
                 (r["time_us"], r["busbw_gbps"], r["lat_us"]["p50"]))
             by_run[(tag, ranks, r["bytes"], algo)][run] = r["time_us"]
+            for lower, count in r["lat_us"].get("hist", []):
+                hists[(tag, ranks, r["bytes"], algo)][lower] += count
     med = {k: tuple(statistics.median(x[i] for x in v) for i in range(3)) for k, v in rows.items()}
     picks = {k: v.most_common(1)[0][0] for k, v in pick_votes.items()}
-    return med, calib, picks, by_run
+    return med, calib, picks, by_run, hists
 
 
 def paired(by_run, point, algo, best):
@@ -78,7 +81,7 @@ def paired(by_run, point, algo, best):
 
 
 def main():
-    med, calib, picks, by_run = load(sys.argv[1])
+    med, calib, picks, by_run, hists = load(sys.argv[1])
     missed = []
     tags = sorted({k[0] for k in med})
     nps = sorted({k[1] for k in med})
@@ -99,6 +102,19 @@ def main():
               f" {cands['auto'][0] / cands['mpi'][0]:9.2f}")
         if ratio > 1.0:
             missed.append(f"8 B allreduce p50 at np {n}: {ratio:.2f}x Open MPI's")
+    # Where the p50 falls depends on how the iterations split between modes (with more ranks
+    # than cores, one mode per context switch an iteration waits for): the histograms of all
+    # runs together, buckets a quarter octave wide, those with 2% of the iterations or more.
+    for n in nps:
+        for side in ("auto", "mpi"):
+            h = hists.get(("allreduce-lat", n, 8, side))
+            if not h:
+                continue
+            total = sum(h.values())
+            cells = [f"{lower:g}: {count / total:.0%}" for lower, count in sorted(h.items())
+                     if count / total >= 0.02]
+            print(f"    np {n} {'Open MPI' if side == 'mpi' else 'auto'} iterations by bucket "
+                  f"(from us): " + ", ".join(cells))
 
     for tag in tags:
         coll = tag.split("-")[0]

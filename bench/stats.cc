@@ -2,8 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace ccscope::bench {
+
+namespace {
+constexpr double kHistFloorUs = 1e-3;  // a sample below a nanosecond counts as one
+
+double roundSignificant(double x, int digits) {
+  const double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(x))));
+  return std::round(x * scale) / scale;
+}
+}  // namespace
 
 reports::LatencyStats latencyStats(std::vector<double> v) {
   reports::LatencyStats s;
@@ -24,6 +34,18 @@ reports::LatencyStats latencyStats(std::vector<double> v) {
   double var = 0;
   for (double x : v) var += (x - s.mean) * (x - s.mean);
   s.stdev = std::sqrt(var / static_cast<double>(v.size()));
+  // v is sorted, so equal buckets are adjacent.
+  int current = INT32_MIN;
+  for (double x : v) {
+    const int k = static_cast<int>(
+        std::floor(reports::kHistBucketsPerOctave * std::log2(std::max(x, kHistFloorUs))));
+    if (k != current) {
+      const double lower = std::exp2(static_cast<double>(k) / reports::kHistBucketsPerOctave);
+      s.hist.push_back({roundSignificant(lower, 4), 0});
+      current = k;
+    }
+    ++s.hist.back().count;
+  }
   return s;
 }
 

@@ -51,6 +51,14 @@ Status getLatency(const json& j, LatencyStats& lat) {
     Status s = getNumber(l, key, *dst, false);
     if (!s.isOk()) return s.prepend("lat_us");
   }
+  if (!l.contains("hist")) return Status::ok();
+  const json& h = l["hist"];
+  if (!h.is_array()) return fieldError("lat_us.hist", "an array of [lower_us, count]");
+  for (const json& b : h) {
+    if (!b.is_array() || b.size() != 2 || !b[0].is_number() || !b[1].is_number_unsigned())
+      return fieldError("lat_us.hist", "an array of [lower_us, count]");
+    lat.hist.push_back({b[0].get<double>(), b[1].get<uint64_t>()});
+  }
   return Status::ok();
 }
 

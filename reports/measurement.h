@@ -11,8 +11,19 @@ namespace ccscope::reports {
 
 inline constexpr int kSchemaVersion = 1;
 
+// A latency histogram's buckets are a quarter octave wide: bucket k holds [2^(k/4), 2^((k+1)/4))
+// microseconds, 19% wide, so that modes one context switch apart (4.8 and 8.3 us) land in
+// different buckets at any scale.
+inline constexpr int kHistBucketsPerOctave = 4;
+
+struct HistBucket {
+  double lower_us = 0;  // 2^(k/4), rounded to 4 significant digits
+  uint64_t count = 0;
+};
+
 struct LatencyStats {  // microseconds, per iteration, max over ranks
   double min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0, stdev = 0;
+  std::vector<HistBucket> hist;  // non-empty buckets, ascending; every sample in one
 };
 
 struct Measurement {

@@ -30,6 +30,7 @@ TEST(JsonlReaderTest, ReadsBackWhatTheWriterWrote) {
   m.wrong = 3;
   m.root = 2;
   m.requested_algorithm = "auto";
+  m.lat.hist = {{4.757, 60}, {8, 30}, {11.31, 10}};
   std::istringstream in(lines({toJson(meta), toJson(m)}));
   auto runs = readResults(in, "dir/results.jsonl");
   ASSERT_TRUE(runs.isOk()) << runs.status().toString();
@@ -43,6 +44,9 @@ TEST(JsonlReaderTest, ReadsBackWhatTheWriterWrote) {
   EXPECT_EQ(r.meta->host_pages, "base");
   ASSERT_EQ(r.rows.size(), 1u);
   EXPECT_EQ(r.rows[0].requested_algorithm, "auto");
+  ASSERT_EQ(r.rows[0].lat.hist.size(), 3u);
+  EXPECT_EQ(r.rows[0].lat.hist[1].lower_us, 8);
+  EXPECT_EQ(r.rows[0].lat.hist[2].count, 10u);
   EXPECT_EQ(toJson(r.rows[0]), toJson(m));  // every field, bit for bit
 }
 
@@ -66,6 +70,14 @@ TEST(JsonlReaderTest, MissingOrMistypedFieldIsAnError) {
   j["lat_us"]["p50"] = "fast";
   std::istringstream in2(lines({j}));
   EXPECT_FALSE(readResults(in2, "r.jsonl").isOk());
+  for (const char* bad : {R"({"4": 2})", R"([[4, -2]])", R"([[4]])", R"([["4", 2]])"}) {
+    j = toJson(row(8));
+    j["lat_us"]["hist"] = nlohmann::json::parse(bad);
+    std::istringstream in3(lines({j}));
+    auto r = readResults(in3, "r.jsonl");
+    ASSERT_FALSE(r.isOk()) << bad;
+    EXPECT_NE(r.status().message().find("lat_us.hist"), std::string::npos) << r.status().message();
+  }
 }
 
 TEST(JsonlReaderTest, NewerSchemaIsRejectedUnknownTypesAreSkipped) {

@@ -27,8 +27,8 @@ inline Measurement row(uint64_t bytes, bool in_place = false, const std::string&
   m.busbw_factor = 1.5;
   m.busbw_gbps = m.algbw_gbps * 1.5;
   m.wrong = 0;
-  m.lat = {m.time_us * 0.9, m.time_us, m.time_us * 1.1, m.time_us * 1.3, m.time_us * 1.4,
-           m.time_us, m.time_us * 0.05};
+  m.lat = {m.time_us * 0.9, m.time_us, m.time_us * 1.1,  m.time_us * 1.3,
+           m.time_us * 1.4, m.time_us, m.time_us * 0.05, {}};
   return m;
 }
 
