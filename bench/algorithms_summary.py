@@ -39,6 +39,7 @@ def load(directory):
     calib = []
     pick_votes = collections.defaultdict(collections.Counter)  # (tag, np, bytes) -> algorithm
     hists = collections.defaultdict(collections.Counter)  # (tag, np, bytes, algo) -> bucket -> n
+    pick_by_run = collections.defaultdict(dict)  # (tag, np, bytes) -> {run: algorithm}
     for f in sorted(pathlib.Path(directory).glob("*.jsonl")):
         tag, variant, np_part, run_part = f.name.split(".")[:4]
         ranks = int(np_part[2:])
@@ -61,6 +62,7 @@ def load(directory):
                 calib.append((float(m.group(1)), ranks))
             if algo == "auto":
                 pick_votes[(tag, ranks, r["bytes"])][r["algorithm"]] += 1
+                pick_by_run[(tag, ranks, r["bytes"])][run] = r["algorithm"]
             rows[(tag, ranks, r["bytes"], algo)].append(
                 (r["time_us"], r["busbw_gbps"], r["lat_us"]["p50"]))
             by_run[(tag, ranks, r["bytes"], algo)][run] = r["time_us"]
@@ -68,7 +70,7 @@ def load(directory):
                 hists[(tag, ranks, r["bytes"], algo)][lower] += count
     med = {k: tuple(statistics.median(x[i] for x in v) for i in range(3)) for k, v in rows.items()}
     picks = {k: v.most_common(1)[0][0] for k, v in pick_votes.items()}
-    return med, calib, picks, by_run, hists
+    return med, calib, picks, by_run, hists, pick_by_run
 
 
 def paired(by_run, point, algo, best):
@@ -80,8 +82,31 @@ def paired(by_run, point, algo, best):
     return statistics.median(ratios) if ratios else None
 
 
+def noise_floor(by_run, pick_by_run):
+    """Auto's rows against the picked algorithm's own rows of the same run: the same schedule
+    measured twice in one process, seconds apart. What separates them is the measurement's own
+    noise, the floor under auto/best."""
+    ratios, points = [], []
+    for (tag, n, size), runs in pick_by_run.items():
+        auto = by_run.get((tag, n, size, "auto"), {})
+        same = [auto[r] / by_run[(tag, n, size, algo)][r] for r, algo in runs.items()
+                if r in auto and r in by_run.get((tag, n, size, algo), {})]
+        ratios += same
+        if same and statistics.median(same) > AUTO_SLACK:
+            points.append(f"{tag} np {n} {human(size)} {statistics.median(same):.2f}")
+    if not ratios:
+        return
+    over = sum(x > AUTO_SLACK for x in ratios)
+    under = sum(x < 1 / AUTO_SLACK for x in ratios)
+    print(f"\nnoise floor: auto's rows over the rows of the algorithm it picked, same run (the same "
+          f"schedule twice): median {statistics.median(ratios):.3f} over {len(ratios)} runs; "
+          f"{over} ({over / len(ratios):.0%}) above {AUTO_SLACK}, {under} "
+          f"({under / len(ratios):.0%}) below 1/{AUTO_SLACK}; points whose median over runs is "
+          f"above {AUTO_SLACK}: {', '.join(points) if points else 'none'}")
+
+
 def main():
-    med, calib, picks, by_run, hists = load(sys.argv[1])
+    med, calib, picks, by_run, hists, pick_by_run = load(sys.argv[1])
     missed = []
     tags = sorted({k[0] for k in med})
     nps = sorted({k[1] for k in med})
@@ -161,6 +186,8 @@ def main():
                     if coll in BUSBW_GOAL_FROM and s >= BUSBW_GOAL_FROM[coll] and r < 1.0:
                         missed.append(f"{coll} np {n} {human(s)}: busbw {r:.2f}x Open MPI's")
                 print(line)
+
+    noise_floor(by_run, pick_by_run)
 
     if calib:
         worst = max(calib)
