@@ -7,7 +7,7 @@
 namespace ccscope::bench {
 
 namespace {
-constexpr double kHistFloorUs = 1e-3;  // a sample below a nanosecond counts as one
+constexpr double kHistFloorUs = 1e-3;  // a sample below a nanosecond counts as a nanosecond
 
 double roundSignificant(double x, int digits) {
   const double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(x))));
