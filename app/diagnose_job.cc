@@ -9,6 +9,7 @@
 #include <map>
 
 #include "app/command.h"
+#include "app/job_launch.h"
 #include "app/rendezvous.h"
 #include "app/run_metadata.h"
 #include "diagnostics/live/clock_skew.h"
@@ -42,7 +43,7 @@ std::string selfExecutable() {
 struct RankState {
   const DiagnoseOptions& o;
   launch::StoreClient& c;
-  int local_ranks = 0;  // ranks on this host when we launched them; 0: the transport finds out
+  const launch::LaunchInfo& info;
   std::vector<std::string> hosts;
   std::vector<ProbeResult> results;  // rank 0
   std::vector<json> connects;        // rank 0: every rank's tcp connect outcome
@@ -147,15 +148,11 @@ void localAndLibraries(RankState& st, const launch::LaunchInfo& info) {
       st.results.push_back(r);
 }
 
-// The options of every transport the probes make; --ifname wins over the address that reaches
-// the store.
+// Every transport the probes make has the options the job's bench would give it.
 Status connectTransport(RankState& st, const std::string& name, double timeout_s,
                         std::unique_ptr<transports::Transport>& out) {
-  transports::TransportOptions to{st.c.size(), 1, st.o.probe.ifname,
-                                  st.o.probe.ifname.empty() ? st.c.localAddress() : "", 0};
-  to.local_ranks = st.local_ranks;
-  to.single_copy_from = st.o.shm_single_copy_from;  // the same shm the job's bench runs over
-  auto t = transports::makeTransport(name, to);
+  auto t = transports::makeTransport(
+      name, jobTransportOptions(st.info, st.c, st.o.probe.ifname, 1, st.o.shm_single_copy_from));
   Status s = t ? (*t)->connect(st.c, Deadline::afterSeconds(timeout_s)) : t.status();
   if (t) out = std::move(*t);
   return s;
@@ -367,8 +364,7 @@ int runDiagnoseRank(const DiagnoseOptions& o, const launch::LaunchInfo& info) {
     std::fprintf(stderr, "FAIL bootstrap    rendezvous: %s\n", s.message().c_str());
     return kExitFailed;
   }
-  RankState st{o,  *rv.client, info.source == launch::LaunchSource::kLocal ? info.size : 0, {}, {},
-               {}, {}};
+  RankState st{o, *rv.client, info, {}, {}, {}, {}};
   exchangeHosts(st);
   localAndLibraries(st, info);
   std::unique_ptr<transports::Transport> tcp;

@@ -30,6 +30,17 @@ core::Result<size_t> shmSingleCopyFromEnv() {
   return static_cast<size_t>(*bytes);
 }
 
+transports::TransportOptions jobTransportOptions(const launch::LaunchInfo& info,
+                                                 const launch::StoreClient& store,
+                                                 const std::string& ifname, int tcp_streams,
+                                                 size_t shm_single_copy_from) {
+  transports::TransportOptions to{info.size, tcp_streams, ifname,
+                                  ifname.empty() ? store.localAddress() : "", 0};
+  if (info.source == launch::LaunchSource::kLocal) to.local_ranks = info.size;
+  to.single_copy_from = shm_single_copy_from;
+  return to;
+}
+
 bool launchedExternally() {
   auto info = launch::detectLaunch(launch::currentEnvironment(), {});
   return info && info->source != launch::LaunchSource::kNone;

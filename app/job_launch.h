@@ -8,6 +8,8 @@
 
 #include "core/status.h"
 #include "launch/environment.h"
+#include "launch/store_client.h"
+#include "transports/transport.h"
 
 namespace ccscope::app {
 
@@ -25,6 +27,14 @@ bool launchedExternally();
 // threshold); an error naming the value when it is not a size above 0. bench and diagnose both
 // read it before any rank starts.
 core::Result<size_t> shmSingleCopyFromEnv();
+// The options a rank of a bench or diagnose job makes its transports with: the interface
+// (--ifname, or else the address that reaches the store), tcp streams per peer, how many ranks
+// share this host when we launched them ourselves (0: the transport finds out), and the shm
+// single-copy threshold asked for (0: the transport's own).
+transports::TransportOptions jobTransportOptions(const launch::LaunchInfo& info,
+                                                 const launch::StoreClient& store,
+                                                 const std::string& ifname, int tcp_streams,
+                                                 size_t shm_single_copy_from);
 // Returns the exit code: the rank's, or the launcher's (the most severe rank exit code).
 int launchOrRun(const LaunchOptions& o, const std::vector<std::string>& argv,
                 const std::function<int(const launch::LaunchInfo&)>& rank_main);

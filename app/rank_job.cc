@@ -10,6 +10,7 @@
 
 #include "app/command.h"
 #include "app/failure_report.h"
+#include "app/job_launch.h"
 #include "app/rendezvous.h"
 #include "app/run_metadata.h"
 #include "app/watchdog.h"
@@ -35,7 +36,6 @@ using core::Code;
 using core::Deadline;
 using core::Layer;
 using core::Status;
-using launch::LaunchSource;
 
 namespace {
 
@@ -117,12 +117,9 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
   client.setNoteProvider([&recorder] { return diagnostics::flightSnapshot(recorder); });
   std::unique_ptr<transports::Transport> transport;
   if (cfg.transport != "mpi") {
-    // --ifname wins over the address that reaches the store.
-    transports::TransportOptions to{info.size, o.tcp_streams, o.ifname,
-                                    o.ifname.empty() ? client.localAddress() : "", 0};
-    if (info.source == LaunchSource::kLocal) to.local_ranks = info.size;
-    to.single_copy_from = o.shm_single_copy_from;
-    auto t = transports::makeTransport(cfg.transport, to);
+    auto t = transports::makeTransport(
+        cfg.transport,
+        jobTransportOptions(info, client, o.ifname, o.tcp_streams, o.shm_single_copy_from));
     if (!t) return fail(t.status());
     transport = std::move(t.value());
     Status s = transport->connect(client, Deadline::afterSeconds(cfg.timeout_s));

@@ -545,26 +545,31 @@ def case_placement(h, binary, mpirun, transport, n):
     log(f"np {n} over {transport}: --placement out and in measure only their half, exact")
 
 
+def check_pinned_round_robin(h, p, err, n):
+    """Every local rank r said it runs on the r-th allowed CPU, round robin."""
+    allowed = sorted(os.sched_getaffinity(0))
+    for r in range(n):
+        want = f"local rank {r} pinned to CPU {allowed[r % len(allowed)]} (of {len(allowed)} allowed)"
+        check(want in err, f"stderr does not say '{want}'\n{h.describe(p)}")
+    return allowed
+
+
 def case_bind(h, binary, mpirun, transport, n):
     """--bind core: local rank r runs on the r-th CPU it may use (round robin), results exact."""
     n = int(n)
-    allowed = sorted(os.sched_getaffinity(0))
     js = h.path("bind.jsonl")
     argv = bench(binary, "--np", n, "--transport", transport, "-b", "1K", "-e", "64K", "-f", 8,
                  "--bind", "core", *ITERS, "--timeout", "30s", "--json", js)
     rc, _, err, p = h.run(argv, RUN_TIMEOUT, extra_env={"CCSCOPE_LOG_LEVEL": "info"})
     verify_sweep(h, p, rc, js, transport=transport, ranks=n, sizes=sweep_sizes("1K", "64K", 8),
                  dtypes=["float"], ops=["sum"])
-    for r in range(n):
-        want = f"local rank {r} pinned to CPU {allowed[r % len(allowed)]} (of {len(allowed)} allowed)"
-        check(want in err, f"stderr does not say '{want}'\n{h.describe(p)}")
+    allowed = check_pinned_round_robin(h, p, err, n)
     log(f"np {n} over {transport}: --bind core pinned every rank round robin over {allowed}")
 
 
 def case_bind_mpirun(h, binary, mpirun):
     """--bind core under mpirun: the rank pins itself by the local rank mpirun gives it."""
     launcher = need_mpirun(mpirun) + ["--bind-to", "none"]  # mpirun's own binding stays off
-    allowed = sorted(os.sched_getaffinity(0))
     js = h.path("bind.jsonl")
     argv = launcher + bench(binary, "--transport", "shm", "-b", "1K", "-e", "64K", "-f", 8,
                             "--bind", "core", *ITERS, "--timeout", "30s", "--json", js)
@@ -573,9 +578,7 @@ def case_bind_mpirun(h, binary, mpirun):
     run, _ = verify_sweep(h, p, rc, js, transport="shm", ranks=4,
                           sizes=sweep_sizes("1K", "64K", 8), dtypes=["float"], ops=["sum"])
     check(run.get("launcher") == "openmpi", f"run record launcher {run.get('launcher')!r}")
-    for r in range(4):
-        want = f"local rank {r} pinned to CPU {allowed[r % len(allowed)]} (of {len(allowed)} allowed)"
-        check(want in err, f"stderr does not say '{want}'\n{h.describe(p)}")
+    allowed = check_pinned_round_robin(h, p, err, 4)
     log(f"mpirun np 4: --bind core pinned every rank by its local rank over {allowed}")
 
 

@@ -1,8 +1,10 @@
 #include "transports/shm/shm_transport.h"
 
+#include <fmt/format.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -12,12 +14,10 @@
 #include <fstream>
 #include <vector>
 
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
-
 #include "launch/socket_util.h"
 #include "transports/common/fixed_queue.h"
 #include "transports/shm/shm_segment.h"
+#include "transports/shm/single_copy.h"
 
 namespace ccscope::transports {
 
@@ -28,15 +28,6 @@ using namespace shm;
 
 namespace {
 
-// Messages from this size go by one process_vm_readv, smaller ones through the ring's slots.
-// With a core per rank the receiver is running when the sender posts, so the rendezvous costs
-// one handshake, and one copy from the sender's buffer beats two through slots that the other
-// core has just written (on this VM's slow spells, when a dirty 8 KiB block takes 2.5-4.7
-// instead of 0.5-1.3 us to cross between cores, 3.5x at 32 KiB). Oversubscribed, the eager
-// slots let a sender finish without its receiver being scheduled, and 32 KiB by single copy
-// measured up to 2x slower (docs/performance.md, bench/single_copy_ab.sh).
-constexpr size_t kSingleCopyFromCorePerRank = 32 * 1024;
-constexpr size_t kSingleCopyFromOversubscribed = 64 * 1024;
 constexpr int64_t kLivenessCheckEveryNs = 50'000'000;
 
 std::string hostIdentity() {
@@ -158,13 +149,10 @@ Status ShmTransport::probeSingleCopy(int p, uint64_t remote_header) {
 Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
   initTable(bs.rank(), bs.size());
   setSpinPolicy(opts_.local_ranks);
-  single_copy_from_ = opts_.single_copy_from ? opts_.single_copy_from
-                      : oversubscribed()     ? kSingleCopyFromOversubscribed
-                                             : kSingleCopyFromCorePerRank;
-  spdlog::debug("shm: single copy from {} B ({})", single_copy_from_,
-                opts_.single_copy_from ? "CCSCOPE_SHM_SINGLE_COPY_FROM"
-                : oversubscribed()     ? "more local ranks than cores"
-                                       : "a core per local rank");
+  const SingleCopyThreshold threshold =
+      singleCopyThreshold(opts_.single_copy_from, oversubscribed());
+  single_copy_from_ = threshold.from_bytes;
+  spdlog::debug("shm: single copy from {} B ({})", single_copy_from_, threshold.why);
   remote_seq_.assign(table_->capacity(), 0);
   std::string name = fmt::format("/ccscope-{}-{}", bs.jobToken().substr(0, 16), rank_);
   CCSCOPE_ASSIGN_OR_RETURN(own_, Segment::create(name, size_));
