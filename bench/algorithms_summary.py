@@ -19,6 +19,9 @@ import sys
 
 AUTO_SLACK = 1.15  # auto may be at most 15% slower than the best algorithm
 BUSBW_GOAL_FROM = {"alltoall": 64 << 10, "allgather": 1 << 20, "reducescatter": 1 << 20}
+STALL_TIMES_P50 = 4  # an iteration this many times its row's p50 or more ...
+STALL_FROM_US = 10000  # ... and at least this long is a stall (see stall_note)
+MEAN_OVER_P50 = 1.3  # a row whose back-to-back mean is this far above its p50 had stalls there
 
 
 def human(b):
@@ -40,6 +43,8 @@ def load(directory):
     pick_votes = collections.defaultdict(collections.Counter)  # (tag, np, bytes) -> algorithm
     hists = collections.defaultdict(collections.Counter)  # (tag, np, bytes, algo) -> bucket -> n
     pick_by_run = collections.defaultdict(dict)  # (tag, np, bytes) -> {run: algorithm}
+    # (tag, np, bytes, algo) -> [stalled iterations, iterations, rows mean > p50, rows]
+    stalls = collections.defaultdict(lambda: [0, 0, 0, 0])
     for f in sorted(pathlib.Path(directory).glob("*.jsonl")):
         tag, variant, np_part, run_part = f.name.split(".")[:4]
         ranks = int(np_part[2:])
@@ -68,9 +73,44 @@ def load(directory):
             by_run[(tag, ranks, r["bytes"], algo)][run] = r["time_us"]
             for lower, count in r["lat_us"].get("hist", []):
                 hists[(tag, ranks, r["bytes"], algo)][lower] += count
+                stall = lower >= max(STALL_TIMES_P50 * r["lat_us"]["p50"], STALL_FROM_US)
+                stalls[(tag, ranks, r["bytes"], algo)][0] += count if stall else 0
+                stalls[(tag, ranks, r["bytes"], algo)][1] += count
+            row = stalls[(tag, ranks, r["bytes"], algo)]
+            row[2] += r["time_us"] > MEAN_OVER_P50 * r["lat_us"]["p50"]
+            row[3] += 1
     med = {k: tuple(statistics.median(x[i] for x in v) for i in range(3)) for k, v in rows.items()}
     picks = {k: v.most_common(1)[0][0] for k, v in pick_votes.items()}
-    return med, calib, picks, by_run, hists, pick_by_run
+    return med, calib, picks, by_run, hists, pick_by_run, stalls
+
+
+def stall_note(stalls, point, algos):
+    """Where a goal is missed: of each side's timed iterations after a barrier, how many stalled
+    (STALL_TIMES_P50 times their row's p50 or more, and STALL_FROM_US at least), and of its rows,
+    how many had a back-to-back mean MEAN_OVER_P50 times their p50 or more. On this shared VM,
+    both libraries' iterations stall for tens of ms now and then; one such stall says nothing
+    about the algorithm, yet two of them in a back-to-back loop can double a row's time."""
+    cells = []
+    for a in algos:
+        stalled, total, slow_rows, rows = stalls.get(point + (a,), (0, 0, 0, 0))
+        if total:
+            cells.append(f"{'Open MPI' if a == 'mpi' else a} {stalled} of {total} iterations, "
+                         f"{slow_rows} of {rows} rows")
+    return f"; stalls: {', '.join(cells)}" if cells else ""
+
+
+def steal_line(directory):
+    """The host's steal time over the invocation, from the /proc/stat lines the script saved."""
+    path = pathlib.Path(directory) / "proc-stat-cpu.txt"
+    if not path.exists():
+        return None
+    lines = [list(map(int, x.split()[1:])) for x in path.read_text().splitlines()
+             if x.startswith("cpu ")]
+    if len(lines) < 2:
+        return None
+    delta = [b - a for a, b in zip(lines[0], lines[-1])]
+    total = sum(delta[:8])  # user nice system idle iowait irq softirq steal
+    return delta[7] / total if total else None
 
 
 def paired(by_run, point, algo, best):
@@ -106,7 +146,7 @@ def noise_floor(by_run, pick_by_run):
 
 
 def main():
-    med, calib, picks, by_run, hists, pick_by_run = load(sys.argv[1])
+    med, calib, picks, by_run, hists, pick_by_run, stalls = load(sys.argv[1])
     missed = []
     tags = sorted({k[0] for k in med})
     nps = sorted({k[1] for k in med})
@@ -174,7 +214,8 @@ def main():
                     if slack and slack > AUTO_SLACK:
                         missed.append(f"{tag} np {n} {human(s)}: auto {slack:.2f}x the time of "
                                       f"{best} (auto picked {pick}: "
-                                      f"{pick_slack if pick_slack else float('nan'):.2f}x)")
+                                      f"{pick_slack if pick_slack else float('nan'):.2f}x)"
+                                      + stall_note(stalls, (tag, n, s), ("auto", best, "mpi")))
                 else:
                     line += f" {'-':>9} {'-':>8} {'-':>9}"
                 if auto and mpi and mpi[1] > 0 and tag == coll:
@@ -184,7 +225,8 @@ def main():
                     pair_r = paired(by_run, (tag, n, s), "mpi", "auto")
                     line += f" {r:8.2f}" + (f" {pair_r:7.2f}" if pair_r else f" {'-':>7}")
                     if coll in BUSBW_GOAL_FROM and s >= BUSBW_GOAL_FROM[coll] and r < 1.0:
-                        missed.append(f"{coll} np {n} {human(s)}: busbw {r:.2f}x Open MPI's")
+                        missed.append(f"{coll} np {n} {human(s)}: busbw {r:.2f}x Open MPI's"
+                                      + stall_note(stalls, (tag, n, s), ("auto", "mpi")))
                 print(line)
 
     noise_floor(by_run, pick_by_run)
@@ -195,6 +237,10 @@ def main():
               f"max {worst[0]:.2f} s (np {worst[1]})")
         if worst[0] >= 2.0:
             missed.append(f"calibration took {worst[0]:.2f} s at np {worst[1]}")
+    steal = steal_line(sys.argv[1])
+    if steal is not None:
+        print(f"\nsteal time (the host running something else on this VM's vCPUs) during the "
+              f"invocation: {steal:.1%} of all CPU time")
     print("\nall goals met" if not missed else "\ngoals missed:\n  " + "\n  ".join(missed))
 
 

@@ -9,6 +9,9 @@ runs=${1:-3}; nps=${2:-2 4 8}
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${BUILD:-$root/build}/app/ccscope
 out=$(mktemp -d /tmp/ccscope-algos.XXXXXX)
+# The host's steal time over the invocation (the summary prints it): on a shared VM, the host
+# runs something else on our vCPUs now and then.
+grep '^cpu ' /proc/stat >"$out/proc-stat-cpu.txt"
 mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader)
 # collective, a warm-up size, sizes (-b -e -f), timed and warm-up iterations: many iterations
 # where one takes microseconds (a handful would measure wake-ups, not the algorithm), 20 where it
@@ -59,5 +62,6 @@ for run in $(seq 1 "${LAT_RUNS:-7}"); do
       --timeout 600s
   done
 done
+grep '^cpu ' /proc/stat >>"$out/proc-stat-cpu.txt"
 echo "raw results: $out"
 python3 "$root/bench/algorithms_summary.py" "$out"
