@@ -21,7 +21,7 @@ AUTO_SLACK = 1.15  # auto may be at most 15% slower than the best algorithm
 BUSBW_GOAL_FROM = {"alltoall": 64 << 10, "allgather": 1 << 20, "reducescatter": 1 << 20}
 STALL_TIMES_P50 = 4  # an iteration this many times its row's p50 or more ...
 STALL_FROM_US = 10000  # ... and at least this long is a stall (see stall_note)
-MEAN_OVER_P50 = 1.3  # a row whose back-to-back mean is this far above its p50 had stalls there
+MEAN_OVER_P50 = 1.3  # a row whose back-to-back mean is this many times its p50 had stalls there
 
 
 def human(b):
@@ -43,7 +43,8 @@ def load(directory):
     pick_votes = collections.defaultdict(collections.Counter)  # (tag, np, bytes) -> algorithm
     hists = collections.defaultdict(collections.Counter)  # (tag, np, bytes, algo) -> bucket -> n
     pick_by_run = collections.defaultdict(dict)  # (tag, np, bytes) -> {run: algorithm}
-    # (tag, np, bytes, algo) -> [stalled iterations, iterations, rows mean > p50, rows]
+    # (tag, np, bytes, algo) -> [stalled iterations, iterations, rows whose back-to-back mean is
+    # MEAN_OVER_P50 times their p50 or more, rows]
     stalls = collections.defaultdict(lambda: [0, 0, 0, 0])
     for f in sorted(pathlib.Path(directory).glob("*.jsonl")):
         tag, variant, np_part, run_part = f.name.split(".")[:4]
@@ -71,13 +72,13 @@ def load(directory):
             rows[(tag, ranks, r["bytes"], algo)].append(
                 (r["time_us"], r["busbw_gbps"], r["lat_us"]["p50"]))
             by_run[(tag, ranks, r["bytes"], algo)][run] = r["time_us"]
+            row = stalls[(tag, ranks, r["bytes"], algo)]
             for lower, count in r["lat_us"].get("hist", []):
                 hists[(tag, ranks, r["bytes"], algo)][lower] += count
-                stall = lower >= max(STALL_TIMES_P50 * r["lat_us"]["p50"], STALL_FROM_US)
-                stalls[(tag, ranks, r["bytes"], algo)][0] += count if stall else 0
-                stalls[(tag, ranks, r["bytes"], algo)][1] += count
-            row = stalls[(tag, ranks, r["bytes"], algo)]
-            row[2] += r["time_us"] > MEAN_OVER_P50 * r["lat_us"]["p50"]
+                row[0] += count if lower >= max(STALL_TIMES_P50 * r["lat_us"]["p50"],
+                                                STALL_FROM_US) else 0
+                row[1] += count
+            row[2] += r["time_us"] >= MEAN_OVER_P50 * r["lat_us"]["p50"]
             row[3] += 1
     med = {k: tuple(statistics.median(x[i] for x in v) for i in range(3)) for k, v in rows.items()}
     picks = {k: v.most_common(1)[0][0] for k, v in pick_votes.items()}
