@@ -177,6 +177,17 @@ core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
   }
   // Asked for huge pages and not given them: said once, above the figures it explains.
   if (std::string note = backends.front()->allocationNote(); !note.empty()) sink.onSection(note);
+  // Turns rotate: the point at index p starts with backend (first + p) mod n. A fixed order would
+  // put the same algorithm last at every point of every run, and whatever the machine does late
+  // in a point (measured: a shared VM's 33-46 ms stalls once the run has worked hard for a while)
+  // would fall on it alone. Every rank must take the same turns: rank 0's draw is summed.
+  int64_t first = std::max<int64_t>(cfg.first_turn, 0);
+  if (backends.size() > 1 && cfg.first_turn < 0) {
+    std::vector<int64_t> draw{rank == 0 ? (core::nowNs() / 1000) % int64_t(backends.size()) : 0};
+    CCSCOPE_RETURN_IF_ERROR(backends.front()->sumInts(draw, Deadline::afterSeconds(cfg.timeout_s)));
+    first = draw[0];
+  }
+  size_t point = 0;
   reports::RunSummary summary;
   double busbw_sum = 0;
   int64_t start = core::nowNs();
@@ -204,7 +215,8 @@ core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
         OpConfig op{cfg.collective, count, dt, rop, cfg.root, a2av.get()};
         auto geo = collectives::geometry(op.collective, count, ranks, rank, op.plan);
         // With several backends, each measures this size in turn before the next size.
-        for (SizeRunner& runner : runners) {
+        for (size_t turn = 0; turn < runners.size(); ++turn) {
+          SizeRunner& runner = runners[(first + point + turn) % runners.size()];
           sink.onProgress(done, total, (core::nowNs() - start) / 1e9);
           CollectiveBackend& backend = runner.backend();
           runner.skip_next_ = inject && cfg.mismatch_kind == "skip";
@@ -224,6 +236,7 @@ core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
           }
           ++done;
         }
+        ++point;
       }
   summary.avg_busbw_gbps = summary.rows ? busbw_sum / summary.rows : 0;
   sink.onProgress(done, total, (core::nowNs() - start) / 1e9);

@@ -2,7 +2,8 @@
 // iterations (nccl-tests' number), then a barrier-separated series for the latency
 // distribution, out-of-place and in-place; every Measurement goes to the sink as it is made.
 // Several backends (--interleave) take turns at each size, so that a slow spell of a shared
-// machine falls on all of them alike rather than on whichever algorithm it happens to catch.
+// machine falls on all of them alike rather than on whichever algorithm it happens to catch; each
+// size starts one backend further on than the last, so that none always takes the last turn.
 #pragma once
 
 #include <vector>

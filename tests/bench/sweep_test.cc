@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -115,20 +116,47 @@ TEST(SweepTest, NoWarmupMeansNoColdStartEither) {
   for (const auto& [count, runs] : b.runsPerCount()) EXPECT_EQ(runs, runsPerSize(cfg)) << count;
 }
 
-TEST(SweepTest, SeveralBackendsTakeTurnsAtEachSize) {
+// Each size's turns start one backend further on than the last size's, from cfg.first_turn.
+TEST(SweepTest, SeveralBackendsTakeTurnsAtEachSizeStartingOneFurtherOnEachTime) {
   BenchConfig cfg = smallSweep(1);
+  cfg.first_turn = 0;
   CountingBackend a("ring", std::chrono::microseconds(0)), t("tree", std::chrono::microseconds(0));
   OrderSink sink;
   auto summary = runSweep(cfg, {&a, &t}, sink);
   ASSERT_TRUE(summary.isOk()) << summary.status().toString();
   EXPECT_EQ(sink.rows,
             (std::vector<std::string>{"ring@1024", "ring@1024ip", "tree@1024", "tree@1024ip",
-                                      "ring@2048", "ring@2048ip", "tree@2048", "tree@2048ip",
+                                      "tree@2048", "tree@2048ip", "ring@2048", "ring@2048ip",
                                       "ring@4096", "ring@4096ip", "tree@4096", "tree@4096ip"}));
   EXPECT_EQ(summary->rows, 12);
   // Each backend gets its own cold start at the first size.
   EXPECT_GT(a.runsPerCount()[0].second, runsPerSize(cfg));
   EXPECT_GT(t.runsPerCount()[0].second, runsPerSize(cfg));
+}
+
+// Three backends starting at the second: no backend takes the last turn at two sizes running, and
+// unset (-1), the start is drawn, yet every backend still measures every size once.
+TEST(SweepTest, TurnsRotateSoNoBackendIsAlwaysLast) {
+  BenchConfig cfg = smallSweep(0);
+  cfg.in_place = false;
+  cfg.first_turn = 1;
+  CountingBackend a("a", std::chrono::microseconds(0)), b("b", std::chrono::microseconds(0)),
+      c("c", std::chrono::microseconds(0));
+  OrderSink sink;
+  ASSERT_TRUE(runSweep(cfg, {&a, &b, &c}, sink).isOk());
+  EXPECT_EQ(sink.rows, (std::vector<std::string>{"b@1024", "c@1024", "a@1024", "c@2048", "a@2048",
+                                                 "b@2048", "a@4096", "b@4096", "c@4096"}));
+  cfg.first_turn = -1;
+  OrderSink drawn;
+  ASSERT_TRUE(runSweep(cfg, {&a, &b, &c}, drawn).isOk());
+  ASSERT_EQ(drawn.rows.size(), 9u);
+  for (size_t size = 0; size < 3; ++size) {
+    std::vector<std::string> turns(drawn.rows.begin() + 3 * size,
+                                   drawn.rows.begin() + 3 * size + 3);
+    std::sort(turns.begin(), turns.end());
+    std::string bytes = std::to_string(1024 << size);
+    EXPECT_EQ(turns, (std::vector<std::string>{"a@" + bytes, "b@" + bytes, "c@" + bytes}));
+  }
 }
 
 // --placement out / in: only that half is warmed up, timed and reported.
