@@ -179,8 +179,9 @@ core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
   if (std::string note = backends.front()->allocationNote(); !note.empty()) sink.onSection(note);
   // Turns rotate: the point at index p starts with backend (first + p) mod n. A fixed order would
   // put the same algorithm last at every point of every run, and whatever the machine does late
-  // in a point (measured: a shared VM's 33-46 ms stalls once the run has worked hard for a while)
-  // would fall on it alone. Every rank must take the same turns: rank 0's draw is summed.
+  // in a point would fall on it alone (measured, docs/performance.md: a shared VM's 33-46 ms
+  // stalls fell on the last turn at 4 MiB in 10-11 of 12 runs, whichever algorithm it was).
+  // Every rank must take the same turns: rank 0's draw is summed.
   int64_t first = std::max<int64_t>(cfg.first_turn, 0);
   if (backends.size() > 1 && cfg.first_turn < 0) {
     std::vector<int64_t> draw{rank == 0 ? (core::nowNs() / 1000) % int64_t(backends.size()) : 0};
