@@ -1,10 +1,9 @@
 #include "bench/wait_profile.h"
 
-#include <algorithm>
-#include <cstring>
-#include <numeric>
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
 
 namespace ccscope::bench {
 
@@ -99,7 +98,7 @@ void WaitSampler::loop() {
     if (seq == 0) continue;
     const core::FlightEntry& e = rec_->entry(seq);
     if (e.state.load(std::memory_order_acquire) != core::FlightState::kRunning) continue;
-    if (std::strcmp(e.collective.load(std::memory_order_relaxed), "barrier") == 0) continue;
+    if (core::isHarnessOperation(e)) continue;
     ++mine_.running[rank_];
     const int peer = e.waiting_peer.load(std::memory_order_relaxed);
     if (peer >= 0 && peer < mine_.ranks) ++mine_.waited_on[rank_][peer];

@@ -110,6 +110,16 @@ Status Executor::postComm(transports::Transport& t, const Buffers& bufs, uint32_
   return Status::ok();
 }
 
+void Executor::recordStuckSend(transports::Transport& t, core::FlightEntry& fe) const {
+  const transports::RequestRecord* stuck = nullptr;
+  for (const transports::Request& r : outstanding_) {
+    const transports::RequestRecord& rec = t.requests().at(r);
+    if (rec.dir != transports::Dir::kSend || t.requests().finished(r)) continue;
+    if (!stuck || rec.last_progress_ns < stuck->last_progress_ns) stuck = &rec;
+  }
+  if (stuck) fe.sendStuck(stuck->peer, stuck->len, stuck->bytes);
+}
+
 Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadline deadline,
                      core::FlightEntry* fe) {
   CCSCOPE_CHECK(sched_ != nullptr, "Executor::run before prepare");
@@ -145,8 +155,10 @@ Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadli
       const transports::RequestRecord& oldest = t.requests().at(outstanding_[0]);
       fe->waitingOn(oldest.peer, oldest.len, oldest.bytes);
     }
-    if (Status s = t.waitAny(outstanding_, deadline); !s.isOk())  // formats only on failure
+    if (Status s = t.waitAny(outstanding_, deadline); !s.isOk()) {  // formats only on failure
+      if (fe) recordStuckSend(t, *fe);
       return s.prepend(fmt::format("collective #{} step {} of {}", calls_, done_, ops.size()));
+    }
     for (size_t i = 0; i < outstanding_.size();) {
       if (!t.requests().finished(outstanding_[i])) { ++i; continue; }
       Status s = t.requests().release(outstanding_[i]);

@@ -40,6 +40,8 @@ class Executor {
   void onReady(uint32_t op);
   void markDone(uint32_t op);
   core::Status postComm(transports::Transport& t, const Buffers& bufs, uint32_t op);
+  // After a failed wait: the unfinished send that moved last longest ago, into the record.
+  void recordStuckSend(transports::Transport& t, core::FlightEntry& fe) const;
   void runLocal(const Buffers& bufs, uint32_t op);
   void corruptFirstElement(char* dst);
   char* addr(const Buffers& bufs, const Span& s) const;

@@ -156,7 +156,8 @@ core::Result<double> ScheduleBackend::timeAlgorithm(const AlgorithmInfo& a, cons
   };
   // Recorded like the measured runs: a hang while calibrating shows in the flight recorder.
   auto once = [&] {
-    Status s = runRecorded(b, a.collective, a.name, cfg.dtype, count * elem, deadline());
+    Status s = runRecorded(exec_, b, collectiveName(a.collective), a.name,
+                           core::dataTypeName(cfg.dtype), count * elem, deadline());
     return s.isOk() ? s : s.prepend(context());
   };
   CCSCOPE_RETURN_IF_ERROR(once());
@@ -193,27 +194,25 @@ Status ScheduleBackend::run(bool in_place, core::Deadline deadline) {
     b.input.base += geo_.in_place_in_offset * elem_;
     b.output.base += geo_.in_place_out_offset * elem_;
   }
-  return runRecorded(b, cfg_.collective, algo_name_, cfg_.dtype, cfg_.count * elem_, deadline);
+  return runRecorded(exec_, b, collectiveName(cfg_.collective), algo_name_,
+                     core::dataTypeName(cfg_.dtype), cfg_.count * elem_, deadline);
 }
 
-Status ScheduleBackend::runRecorded(const Buffers& b, Collective c, const char* algo,
-                                    core::DataType dt, uint64_t bytes, core::Deadline deadline) {
-  if (!recorder_) return exec_.run(t_, b, deadline);
-  core::FlightEntry& fe = recorder_->begin(collectiveName(c), algo, core::dataTypeName(dt), bytes,
-                                           static_cast<uint32_t>(exec_.opCount()));
-  Status s = exec_.run(t_, b, deadline, &fe);
+Status ScheduleBackend::runRecorded(Executor& ex, const Buffers& b, const char* op,
+                                    const char* algo, const char* dtype, uint64_t bytes,
+                                    core::Deadline deadline) {
+  if (!recorder_) return ex.run(t_, b, deadline);
+  core::FlightEntry& fe =
+      recorder_->begin(op, algo, dtype, bytes, static_cast<uint32_t>(ex.opCount()));
+  Status s = ex.run(t_, b, deadline, &fe);
   core::FlightRecorder::end(fe, s.isOk());
   return s;
 }
 
 Status ScheduleBackend::barrier(core::Deadline deadline) {
   Buffers b{aux_mr_, aux_mr_, aux_mr_};
-  core::FlightEntry* fe = recorder_ ? &recorder_->begin("barrier", "dissemination", "none", 0,
-                                                        static_cast<uint32_t>(barrier_exec_.opCount()))
-                                    : nullptr;
-  Status s = barrier_exec_.run(t_, b, deadline, fe).prepend("harness barrier");
-  if (fe) core::FlightRecorder::end(*fe, s.isOk());
-  return s;
+  return runRecorded(barrier_exec_, b, core::kHarnessBarrier, "dissemination", "none", 0, deadline)
+      .prepend("harness barrier");
 }
 
 Status ScheduleBackend::smallAllreduce(void* data, size_t count, core::DataType dt,
@@ -231,7 +230,9 @@ Status ScheduleBackend::smallAllreduce(void* data, size_t count, core::DataType 
     aux_exec_.prepare(s, dt, op, 1);
     transports::MemoryRegion in = aux_mr_, scratch = aux_mr_;
     scratch.base += kAuxElems * sizeof(double);
-    CCSCOPE_RETURN_IF_ERROR(aux_exec_.run(t_, Buffers{in, in, scratch}, deadline)
+    CCSCOPE_RETURN_IF_ERROR(runRecorded(aux_exec_, Buffers{in, in, scratch}, "allreduce",
+                                        core::kHarnessReduction, core::dataTypeName(dt), n * elem,
+                                        deadline)
                                 .prepend("harness statistics reduction"));
     std::memcpy(bytes_at + done * elem, aux_.data(), n * elem);
     done += n;

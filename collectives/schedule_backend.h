@@ -56,10 +56,12 @@ class ScheduleBackend final : public CollectiveBackend {
   core::Result<Corrections*> corrections(const OpConfig& cfg);
   core::Result<double> timeAlgorithm(const AlgorithmInfo& a, const OpConfig& cfg, uint64_t count,
                                      int iters);
-  // One run of the prepared executor, in the flight recorder when there is one (`algo` must be
-  // a static string: records may outlive this backend).
-  core::Status runRecorded(const Buffers& b, Collective c, const char* algo, core::DataType dt,
-                           uint64_t bytes, core::Deadline deadline);
+  // One run of a prepared executor, in the flight recorder when there is one. Every collective
+  // a rank takes part in is recorded, the harness's own too: a hang in a barrier or a
+  // statistics reduction must show whom each rank waits on, as one in a measured run does.
+  // `op`, `algo` and `dtype` must be static strings: records may outlive this backend.
+  core::Status runRecorded(Executor& ex, const Buffers& b, const char* op, const char* algo,
+                           const char* dtype, uint64_t bytes, core::Deadline deadline);
 
   transports::Transport& t_;
   AlgorithmOptions opts_;

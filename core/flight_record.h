@@ -9,6 +9,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <string_view>
 
 #include "core/deadline.h"
 
@@ -31,6 +32,11 @@ struct FlightEntry {
   std::atomic<int32_t> waiting_peer{-1};   // >= 0 only while blocked waiting on that peer
   std::atomic<uint64_t> peer_expected{0};  // bytes of the request waited on
   std::atomic<uint64_t> peer_moved{0};     // ... and how many of them moved
+  // Set only when the operation fails: the send that was still unfinished then (a send ends once
+  // the transport has taken it, so one that never does points at the path to that peer).
+  std::atomic<int32_t> stuck_send_peer{-1};
+  std::atomic<uint64_t> stuck_send_expected{0};
+  std::atomic<uint64_t> stuck_send_moved{0};
 
   void progress(uint32_t done, int64_t now) {
     step.store(done, std::memory_order_relaxed);
@@ -42,7 +48,22 @@ struct FlightEntry {
     peer_moved.store(moved, std::memory_order_relaxed);
   }
   void doneWaiting() { waiting_peer.store(-1, std::memory_order_relaxed); }
+  void sendStuck(int peer, uint64_t expected, uint64_t moved) {
+    stuck_send_expected.store(expected, std::memory_order_relaxed);
+    stuck_send_moved.store(moved, std::memory_order_relaxed);
+    stuck_send_peer.store(peer, std::memory_order_relaxed);
+  }
 };
+
+// The harness's own collectives (the barrier between timed iterations, the statistics
+// reductions) are recorded under these names, so that a hang in them shows whom each rank waits
+// on; a profile of the measured collectives leaves them out.
+inline constexpr const char* kHarnessBarrier = "barrier";
+inline constexpr const char* kHarnessReduction = "ring (harness statistics)";
+inline bool isHarnessOperation(const FlightEntry& e) {
+  return std::string_view(e.collective.load(std::memory_order_relaxed)) == kHarnessBarrier ||
+         std::string_view(e.algorithm.load(std::memory_order_relaxed)) == kHarnessReduction;
+}
 
 class FlightRecorder {
  public:
@@ -65,6 +86,7 @@ class FlightRecorder {
     e.end_ns.store(0, std::memory_order_relaxed);
     e.steps.store(steps, std::memory_order_relaxed);
     e.waitingOn(-1, 0, 0);
+    e.stuck_send_peer.store(-1, std::memory_order_relaxed);
     e.progress(0, now);
     e.seq.store(seq, std::memory_order_release);
     return e;

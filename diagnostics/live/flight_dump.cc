@@ -26,20 +26,26 @@ const char* stateName(core::FlightState s) {
 json entryJson(const core::FlightEntry& e, int64_t now) {
   auto ld = [](const auto& a) { return a.load(std::memory_order_relaxed); };
   int64_t start = ld(e.start_ns), end = ld(e.end_ns);
-  return json{{"seq", ld(e.seq)},
-              {"op", ld(e.collective)},
-              {"algo", ld(e.algorithm)},
-              {"dtype", ld(e.dtype)},
-              {"bytes", ld(e.bytes)},
-              {"state", stateName(ld(e.state))},
-              {"step", ld(e.step)},
-              {"steps", ld(e.steps)},
-              {"peer", ld(e.waiting_peer)},
-              {"expected", ld(e.peer_expected)},
-              {"moved", ld(e.peer_moved)},
-              {"age_ms", (now - start) / 1000000},
-              {"duration_us", end ? (end - start) / 1000 : -1},
-              {"idle_ms", (now - ld(e.last_progress_ns)) / 1000000}};
+  json j{{"seq", ld(e.seq)},
+         {"op", ld(e.collective)},
+         {"algo", ld(e.algorithm)},
+         {"dtype", ld(e.dtype)},
+         {"bytes", ld(e.bytes)},
+         {"state", stateName(ld(e.state))},
+         {"step", ld(e.step)},
+         {"steps", ld(e.steps)},
+         {"peer", ld(e.waiting_peer)},
+         {"expected", ld(e.peer_expected)},
+         {"moved", ld(e.peer_moved)},
+         {"age_ms", (now - start) / 1000000},
+         {"duration_us", end ? (end - start) / 1000 : -1},
+         {"idle_ms", (now - ld(e.last_progress_ns)) / 1000000}};
+  if (int peer = ld(e.stuck_send_peer); peer >= 0) {
+    j["send_peer"] = peer;
+    j["send_expected"] = ld(e.stuck_send_expected);
+    j["send_moved"] = ld(e.stuck_send_moved);
+  }
+  return j;
 }
 
 }  // namespace
@@ -81,6 +87,9 @@ Snapshot parseSnapshot(const std::string& text) {
     s.expected = get("expected", uint64_t{0});
     s.moved = get("moved", uint64_t{0});
     s.idle_ms = get("idle_ms", int64_t{0});
+    s.send_peer = get("send_peer", -1);
+    s.send_expected = get("send_expected", uint64_t{0});
+    s.send_moved = get("send_moved", uint64_t{0});
     s.valid = true;
   } catch (const json::exception&) {
     s.valid = false;

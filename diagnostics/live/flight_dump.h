@@ -13,7 +13,8 @@ namespace ccscope::diagnostics {
 // {"type":"flight_recorder","rank","host","pid","entries":[...oldest first]}
 nlohmann::json flightDump(const core::FlightRecorder& rec, int rank, const std::string& host);
 // The newest operation, compact: {"seq","op","algo","bytes","state","step","steps","peer",
-// "expected","moved","idle_ms"}; "" before the first operation.
+// "expected","moved","idle_ms"}, and after a failure with a send unfinished "send_peer",
+// "send_expected", "send_moved"; "" before the first operation.
 std::string flightSnapshot(const core::FlightRecorder& rec);
 
 struct Snapshot {
@@ -25,6 +26,8 @@ struct Snapshot {
   int peer = -1;
   uint64_t expected = 0, moved = 0;
   int64_t idle_ms = 0;
+  int send_peer = -1;  // a send still unfinished when the operation failed
+  uint64_t send_expected = 0, send_moved = 0;
 };
 Snapshot parseSnapshot(const std::string& text);
 

@@ -120,9 +120,10 @@ const RankHealth* healthOf(const HangInputs& in, int rank) {
   return nullptr;
 }
 
-// x waits on y, and y is ahead of x (it finished the operation, so it sent its part) or waits
-// on x too: data from y to x is not arriving. Across hosts that is the network path.
-Diagnosis starvedLink(const RankHealth& x, const RankHealth& y) {
+// x waits on y, and y is ahead of x (it finished the operation, so it sent its part), waits on
+// x too, or could not finish its send to x: data from y to x is not arriving. Across hosts that
+// is the network path. `sy` (y's snapshot) adds what y's unfinished send to x says.
+Diagnosis starvedLink(const RankHealth& x, const RankHealth& y, const Snapshot* sy = nullptr) {
   const RankHealth *a = &x, *b = &y;
   if (a->rank > b->rank) std::swap(a, b);  // culprit ranks lower first
   bool same_host = hostOf(*a) == hostOf(*b);
@@ -133,6 +134,11 @@ Diagnosis starvedLink(const RankHealth& x, const RankHealth& y) {
                      same_host ? "Rerun with another transport (--transport tcp) to isolate the transport."
                                : "Test that pair of hosts directly (ccscope diagnose, ping, iperf); look for "
                                  "firewall rules, MTU mismatches or a faulty link between them.");
+  if (sy && sy->send_peer == x.rank)
+    d.verdict += fmt::format(
+        "; rank {}'s send to rank {} never finished ({} of {} B taken by the "
+        "transport)",
+        y.rank, x.rank, sy->send_moved, sy->send_expected);
   blame(d, *a);
   blame(d, *b);
   d.culprit.links.push_back(reports::linkName(hostOf(*a), hostOf(*b)));
@@ -145,12 +151,19 @@ double through(const Snapshot* s) {
 }
 
 // Walks "x waits on y" from this rank. The first hop whose data is not arriving from a live
-// sender is a dead path; a rank that waits on nobody and is not ahead is the head (it is not
-// in the collective at all). A ring waits in a cycle, and the dead hop can be the one that
-// closes it (back into this rank, which ran ahead), so that hop is judged before stopping.
-// When every rank of the cycle is in the same collective, the dead hop is the one whose sender
-// got furthest beyond its receiver: downstream of it every rank stalled one step after the
-// rank before it, while the sender kept going until it needed data from round the ring.
+// sender is a dead path: the sender is ahead (a later operation, or it finished the one the
+// receiver is still in, so its part went out), could not finish its send to the receiver, or
+// waits on the receiver in turn. A rank that waits on nobody and has not reached the
+// receiver's operation is the head (it is not in the collective at all). One that waits on
+// nobody but has got as far as the receiver tells nothing: both are outside the recorded
+// operations, and no verdict is drawn from the chain.
+// A ring waits in a cycle, and the dead hop can be the one that closes it (back into this rank,
+// which ran ahead), so that hop is judged before stopping. When no hop of the cycle has an
+// unfinished send (the transport took the dead hop's sends whole) and every rank of it is in
+// the same collective, the dead hop is the one whose sender got furthest beyond its receiver:
+// downstream of it every rank stalled one step after the rank before it, while the sender kept
+// going until it needed data from round the ring. A sender blocked in its send to the dead hop
+// stops early instead, which is why the unfinished send is asked first.
 std::optional<Diagnosis> waitFor(const HangInputs& in, const std::map<int, Snapshot>& snaps) {
   auto snap = [&](int r) -> const Snapshot* {
     auto it = snaps.find(r);
@@ -167,8 +180,11 @@ std::optional<Diagnosis> waitFor(const HangInputs& in, const std::map<int, Snaps
     const Snapshot *sx = snap(x), *sy = snap(y);
     const RankHealth *hx = healthOf(in, x), *hy = healthOf(in, y);
     if (!hx || !hy) return std::nullopt;
-    bool ahead = sx && sy && sy->seq > sx->seq;
-    if (ahead || waitsOn(y) == x) return starvedLink(*hx, *hy);
+    const bool x_inside = sx && (sx->state == "running" || sx->state == "failed");
+    const bool ahead =
+        sx && sy && (sy->seq > sx->seq || (sy->seq == sx->seq && x_inside && sy->state == "done"));
+    const bool stuck_send = sy && sy->send_peer == x;
+    if (ahead || stuck_send || waitsOn(y) == x) return starvedLink(*hx, *hy, sy);
     if (auto at = std::find(path.begin(), path.end(), y); at != path.end()) {
       std::vector<int> cycle(at, path.end());  // each waits on the next, the last on the first
       int best = -1;
@@ -185,6 +201,8 @@ std::optional<Diagnosis> waitFor(const HangInputs& in, const std::map<int, Snaps
       return ha && hb ? std::optional<Diagnosis>(starvedLink(*ha, *hb)) : std::nullopt;
     }
     if (waitsOn(y) < 0) {
+      const bool behind = sx && (!sy || sy->seq < sx->seq);
+      if (!behind) return std::nullopt;
       Diagnosis d = make(Layer::kApplication,
                          fmt::format("rank {} waits for rank {}, which is alive but not inside this "
                                      "collective (busy elsewhere or skipped it)", x, y),

@@ -100,6 +100,25 @@ TEST(WaitSamplerTest, CountsBlockedSamplesOnThePeerTheEntryNames) {
   EXPECT_EQ(p.waited_on[0][0], 0);
 }
 
+// The harness's barrier and statistics reductions are in the recorder (a hang in them must be
+// diagnosable) but they are not measured collectives: a rank waiting there is not profiled.
+TEST(WaitSamplerTest, LeavesOutTheHarnessOwnCollectives) {
+  for (auto [op, algo] : {std::pair{core::kHarnessBarrier, "dissemination"},
+                          std::pair{"allreduce", core::kHarnessReduction}}) {
+    core::FlightRecorder rec;
+    core::FlightEntry& e = rec.begin(op, algo, "double", 8, 4);
+    e.waitingOn(1, 8, 0);
+    EXPECT_TRUE(core::isHarnessOperation(e)) << op << " " << algo;
+    WaitSampler s(&rec, 0, 2, std::chrono::microseconds(500));
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    WaitProfile p = s.stop();
+    EXPECT_EQ(p.running[0], 0) << op << " " << algo;
+    EXPECT_EQ(p.waited_on[0][1], 0) << op << " " << algo;
+  }
+  core::FlightRecorder rec;
+  EXPECT_FALSE(core::isHarnessOperation(rec.begin("allreduce", "ring", "double", 8, 4)));
+}
+
 }  // namespace
 }  // namespace ccscope::bench
 
