@@ -215,7 +215,8 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("-o,--op", raw->op, "sum,prod,min,max,avg or all");
   b->add_option("--algo", raw->algo, "Algorithms, comma-separated, all, or auto (default: ring where it exists; native with --transport mpi)");
   b->add_flag("--interleave", raw->interleave,
-              "With several algorithms: take turns at each size instead of one whole sweep each");
+              "With several algorithms: take turns at each size (forward, then back, half the "
+              "iterations each time) instead of one whole sweep each");
   b->add_option("--root", raw->root, "Root rank of broadcast")->check(CLI::NonNegativeNumber);
   b->add_option("--a2av", raw->a2av, "alltoallv traffic: uniform, skewed:ALPHA, moe:EXPERTS,TOPK, file:PATH");
   b->add_option("--transport", raw->transport, "shm, tcp or mpi");

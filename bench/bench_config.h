@@ -16,8 +16,9 @@ struct BenchConfig {
   collectives::Collective collective = collectives::Collective::kAllreduce;
   std::vector<std::string> algorithms{"ring"};
   bool interleave = false;  // several algorithms take turns at each size (else one sweep each)
-  // With several backends, which takes the first turn at the first point; each later point starts
-  // one further on. -1: drawn per run (rank 0's clock, shared), so no algorithm is always last.
+  // With several backends, which takes the first turn at the first point (and the last turn of
+  // its second leg); each later point starts one further on. -1: drawn per run (rank 0's clock,
+  // shared), so no algorithm is always first or last.
   int64_t first_turn = -1;
   std::string transport = "shm";
   uint64_t min_bytes = 8;

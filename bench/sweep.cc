@@ -48,27 +48,45 @@ class SizeRunner {
     return w[0];
   }
 
-  core::Result<reports::Measurement> measure(const OpConfig& op, bool in_place) {
-    reports::Measurement m;
-    CCSCOPE_ASSIGN_OR_RETURN(m.wrong, check(op, in_place));
+  // One leg of a measurement: iterations [from, to) of the back-to-back loop and of the
+  // barrier-separated series (with --interleave a size is measured in two legs, one early and one
+  // late in the point; alone, in one). The first leg checks the results first.
+  Status measureLeg(const OpConfig& op, bool in_place, int from, int to) {
+    Partial& p = partial_[in_place];
+    if (from == 0) {
+      p = Partial{};
+      p.lat.assign(cfg_.iters, 0);
+      CCSCOPE_ASSIGN_OR_RETURN(p.wrong, check(op, in_place));
+    }
+    if (from >= to) return Status::ok();
     // Back-to-back iterations: the mean per operation (what nccl-tests reports).
     CCSCOPE_RETURN_IF_ERROR(b_.barrier(opDeadline()));
     int64_t t0 = core::nowNs();
-    for (int i = 0; i < cfg_.iters; ++i) {
+    for (int i = from; i < to; ++i) {
       if (skip_next_) {  // test-only: this rank skips one collective
         skip_next_ = false;
         continue;
       }
       CCSCOPE_RETURN_IF_ERROR(b_.run(in_place, opDeadline()));
     }
-    stats_[0] = (core::nowNs() - t0) / 1e3 / cfg_.iters;
+    p.back_to_back_ns += core::nowNs() - t0;
     // Barrier-separated iterations: the per-iteration distribution.
-    for (int i = 0; i < cfg_.iters; ++i) {
+    for (int i = from; i < to; ++i) {
       CCSCOPE_RETURN_IF_ERROR(b_.barrier(opDeadline()));
       int64_t s = core::nowNs();
       CCSCOPE_RETURN_IF_ERROR(b_.run(in_place, opDeadline()));
-      stats_[i + 1] = (core::nowNs() - s) / 1e3;
+      p.lat[i] = (core::nowNs() - s) / 1e3;
     }
+    return Status::ok();
+  }
+
+  // After the last leg: the slowest rank's figures (one small reduction).
+  core::Result<reports::Measurement> finish(bool in_place) {
+    Partial& p = partial_[in_place];
+    reports::Measurement m;
+    m.wrong = p.wrong;
+    stats_[0] = p.back_to_back_ns / 1e3 / cfg_.iters;
+    std::copy(p.lat.begin(), p.lat.end(), stats_.begin() + 1);
     CCSCOPE_RETURN_IF_ERROR(b_.maxDoubles(stats_, opDeadline()));
     m.time_us = stats_[0];
     m.lat = latencyStats(std::vector<double>(stats_.begin() + 1, stats_.end()));
@@ -102,9 +120,16 @@ class SizeRunner {
   static constexpr int kColdStartBatches = 100;
 
  private:
+  // A measurement between its legs, per placement (out-of-place, in-place).
+  struct Partial {
+    int64_t wrong = -1;
+    int64_t back_to_back_ns = 0;
+    std::vector<double> lat;  // us, by iteration
+  };
   const BenchConfig& cfg_;
   CollectiveBackend& b_;
   std::vector<double> stats_;
+  Partial partial_[2];
 
  public:
   bool skip_next_ = false;
@@ -177,17 +202,20 @@ core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
   }
   // Asked for huge pages and not given them: said once, above the figures it explains.
   if (std::string note = backends.front()->allocationNote(); !note.empty()) sink.onSection(note);
-  // Turns rotate: the point at index p starts with backend (first + p) mod n. A fixed order would
-  // put the same algorithm last at every point of every run, and whatever the machine does late
-  // in a point would fall on it alone (measured, docs/performance.md: a shared VM's 33-46 ms
-  // stalls fell on the last turn at 4 MiB in 10-11 of 12 runs, whichever algorithm it was).
-  // Every rank must take the same turns: rank 0's draw is summed.
+  // Turns: with several backends, each point is measured in two legs, the turns in one order and
+  // then in the reverse, each backend timing half of the iterations in each leg, so that every
+  // backend has one early and one late turn and a drift within the point (a shared machine's
+  // stalls late in a point, docs/performance.md) falls on all alike. The order also rotates:
+  // the point at index p starts with backend (first + p) mod n, so no backend is always first
+  // and last. Every rank must take the same turns: rank 0's draw is summed.
   int64_t first = std::max<int64_t>(cfg.first_turn, 0);
   if (backends.size() > 1 && cfg.first_turn < 0) {
     std::vector<int64_t> draw{rank == 0 ? (core::nowNs() / 1000) % int64_t(backends.size()) : 0};
     CCSCOPE_RETURN_IF_ERROR(backends.front()->sumInts(draw, Deadline::afterSeconds(cfg.timeout_s)));
     first = draw[0];
   }
+  const int legs = backends.size() > 1 ? 2 : 1;
+  const int split = legs == 1 ? cfg.iters : (cfg.iters + 1) / 2;  // the first leg's iterations
   size_t point = 0;
   reports::RunSummary summary;
   double busbw_sum = 0;
@@ -215,28 +243,36 @@ core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
         if (inject && cfg.mismatch_kind == "count") count += ranks;
         OpConfig op{cfg.collective, count, dt, rop, cfg.root, a2av.get()};
         auto geo = collectives::geometry(op.collective, count, ranks, rank, op.plan);
-        // With several backends, each measures this size in turn before the next size.
-        for (size_t turn = 0; turn < runners.size(); ++turn) {
-          SizeRunner& runner = runners[(first + point + turn) % runners.size()];
-          sink.onProgress(done, total, (core::nowNs() - start) / 1e9);
-          CollectiveBackend& backend = runner.backend();
-          runner.skip_next_ = inject && cfg.mismatch_kind == "skip";
-          CCSCOPE_RETURN_IF_ERROR(backend.prepare(op));
-          if (&plan == &plans.front() && dt == cfg.dtypes.front() && rop == ops.front()) {
-            CCSCOPE_RETURN_IF_ERROR(runner.coldStart());
+        // With several backends, each measures this size in turn before the next size; a row
+        // is written when its backend's last leg ends.
+        const size_t n = runners.size();
+        for (int leg = 0; leg < legs; ++leg)
+          for (size_t turn = 0; turn < n; ++turn) {
+            SizeRunner& runner = runners[(first + point + (leg == 0 ? turn : n - 1 - turn)) % n];
+            CollectiveBackend& backend = runner.backend();
+            if (leg == 0) {
+              sink.onProgress(done, total, (core::nowNs() - start) / 1e9);
+              runner.skip_next_ = inject && cfg.mismatch_kind == "skip";
+              CCSCOPE_RETURN_IF_ERROR(backend.prepare(op));
+              if (&plan == &plans.front() && dt == cfg.dtypes.front() && rop == ops.front()) {
+                CCSCOPE_RETURN_IF_ERROR(runner.coldStart());
+              }
+            }
+            for (bool in_place : {false, true}) {
+              if (in_place ? !cfg.in_place || !geo.in_place_supported : !cfg.out_of_place) continue;
+              CCSCOPE_RETURN_IF_ERROR(runner.warmup(in_place));
+              CCSCOPE_RETURN_IF_ERROR(runner.measureLeg(op, in_place, leg == 0 ? 0 : split,
+                                                        leg == 0 ? split : cfg.iters));
+              if (leg < legs - 1) continue;
+              CCSCOPE_ASSIGN_OR_RETURN(reports::Measurement m, runner.finish(in_place));
+              fillIdentity(m, cfg, backend, op, collectives::busbwFactor(cfg.collective, ranks));
+              busbw_sum += m.busbw_gbps;
+              summary.wrong_total += std::max<int64_t>(0, m.wrong);
+              ++summary.rows;
+              sink.onMeasurement(m);
+            }
+            if (leg == legs - 1) ++done;
           }
-          for (bool in_place : {false, true}) {
-            if (in_place ? !cfg.in_place || !geo.in_place_supported : !cfg.out_of_place) continue;
-            CCSCOPE_RETURN_IF_ERROR(runner.warmup(in_place));
-            CCSCOPE_ASSIGN_OR_RETURN(reports::Measurement m, runner.measure(op, in_place));
-            fillIdentity(m, cfg, backend, op, collectives::busbwFactor(cfg.collective, ranks));
-            busbw_sum += m.busbw_gbps;
-            summary.wrong_total += std::max<int64_t>(0, m.wrong);
-            ++summary.rows;
-            sink.onMeasurement(m);
-          }
-          ++done;
-        }
         ++point;
       }
   summary.avg_busbw_gbps = summary.rows ? busbw_sum / summary.rows : 0;

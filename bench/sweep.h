@@ -2,8 +2,9 @@
 // iterations (nccl-tests' number), then a barrier-separated series for the latency
 // distribution, out-of-place and in-place; every Measurement goes to the sink as it is made.
 // Several backends (--interleave) take turns at each size, so that a slow spell of a shared
-// machine falls on all of them alike rather than on whichever algorithm it happens to catch; each
-// size starts one backend further on than the last, so that none always takes the last turn.
+// machine falls on all of them alike rather than on whichever algorithm it happens to catch: the
+// turns go forward and then back (each backend timing half its iterations in each), and each
+// size starts one backend further on than the last.
 #pragma once
 
 #include <vector>

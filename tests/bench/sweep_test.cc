@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -37,9 +38,22 @@ class CountingBackend : public collectives::CollectiveBackend {
   }
   Status run(bool, core::Deadline) override {
     runs_.push_back(count_);
+    std::string turn = name_ + "@" + std::to_string(count_);
+    if (turns && (turns->empty() || turns->back() != turn)) {
+      turns->push_back(turn);
+      if (turn_runs) turn_runs->push_back(0);
+    }
+    if (turns && turn_runs) ++turn_runs->back();
+    if (on_run) on_run();
     std::this_thread::sleep_for(per_run_);
     return Status::ok();
   }
+  void setPerRun(std::chrono::microseconds d) { per_run_ = d; }
+  // Shared by the backends of a sweep: "name@count" at each change of backend or count (a turn,
+  // or two of one backend back to back), and how many runs each made.
+  std::vector<std::string>* turns = nullptr;
+  std::vector<int>* turn_runs = nullptr;
+  std::function<void()> on_run;
   Status barrier(core::Deadline) override { return Status::ok(); }
   Status maxDoubles(std::span<double>, core::Deadline) override { return Status::ok(); }
   Status sumInts(std::span<int64_t>, core::Deadline) override { return Status::ok(); }
@@ -116,50 +130,104 @@ TEST(SweepTest, NoWarmupMeansNoColdStartEither) {
   for (const auto& [count, runs] : b.runsPerCount()) EXPECT_EQ(runs, runsPerSize(cfg)) << count;
 }
 
-// Each size's turns start one backend further on than the last size's, from cfg.first_turn.
-TEST(SweepTest, SeveralBackendsTakeTurnsAtEachSizeStartingOneFurtherOnEachTime) {
+// Each size is measured in two legs: the turns in order, then reversed (ABBA), each backend
+// timing half the iterations in each; each size's order starts one backend further on than the
+// last size's, from cfg.first_turn. The last turn of the first leg and the first of the second
+// are the same backend's, back to back. A row is written when its backend's second leg ends.
+TEST(SweepTest, SeveralBackendsTakeTurnsForwardThenBackStartingOneFurtherAtEachSize) {
   BenchConfig cfg = smallSweep(1);
   cfg.first_turn = 0;
   CountingBackend a("ring", std::chrono::microseconds(0)), t("tree", std::chrono::microseconds(0));
+  std::vector<std::string> turns;
+  std::vector<int> runs;
+  a.turns = t.turns = &turns;
+  a.turn_runs = t.turn_runs = &runs;
   OrderSink sink;
   auto summary = runSweep(cfg, {&a, &t}, sink);
   ASSERT_TRUE(summary.isOk()) << summary.status().toString();
+  // Counts are floats: 1024 B is 256 elements.
+  EXPECT_EQ(turns, (std::vector<std::string>{"ring@256", "tree@256", "ring@256",  // r t | t r
+                                             "tree@512", "ring@512", "tree@512",  // t r | r t
+                                             "ring@1024", "tree@1024", "ring@1024"}));
   EXPECT_EQ(sink.rows,
-            (std::vector<std::string>{"ring@1024", "ring@1024ip", "tree@1024", "tree@1024ip",
-                                      "tree@2048", "tree@2048ip", "ring@2048", "ring@2048ip",
-                                      "ring@4096", "ring@4096ip", "tree@4096", "tree@4096ip"}));
+            (std::vector<std::string>{"tree@1024", "tree@1024ip", "ring@1024", "ring@1024ip",
+                                      "ring@2048", "ring@2048ip", "tree@2048", "tree@2048ip",
+                                      "tree@4096", "tree@4096ip", "ring@4096", "ring@4096ip"}));
   EXPECT_EQ(summary->rows, 12);
-  // Each backend gets its own cold start at the first size.
-  EXPECT_GT(a.runsPerCount()[0].second, runsPerSize(cfg));
-  EXPECT_GT(t.runsPerCount()[0].second, runsPerSize(cfg));
+  // Per leg and placement: -w warm-up runs, then of -n 3 iterations of each kind (back-to-back,
+  // barrier-separated) 2 in the first leg and 1 in the second.
+  ASSERT_EQ(runs.size(), 9u);
+  const int first_leg = 2 * (cfg.warmup + 2 * 2), second_leg = 2 * (cfg.warmup + 2 * 1);
+  EXPECT_GT(runs[0], first_leg);               // ring's cold start comes first
+  EXPECT_GT(runs[1], first_leg + second_leg);  // tree's too
+  EXPECT_EQ(runs[2], second_leg);
+  EXPECT_EQ(runs[3], first_leg);
+  EXPECT_EQ(runs[4], first_leg + second_leg);
+  EXPECT_EQ(runs[5], second_leg);
 }
 
-// Three backends starting at the second: no backend takes the last turn at two sizes running, and
-// unset (-1), the start is drawn, yet every backend still measures every size once.
-TEST(SweepTest, TurnsRotateSoNoBackendIsAlwaysLast) {
+// Three backends starting at the second: no backend takes the first or last turn at two sizes
+// running, and unset (-1), the start is drawn, yet every size's turns still go forward over
+// every backend once and back again.
+TEST(SweepTest, TurnsRotateSoNoBackendIsAlwaysAtTheEnds) {
   BenchConfig cfg = smallSweep(0);
   cfg.in_place = false;
   cfg.first_turn = 1;
   CountingBackend a("a", std::chrono::microseconds(0)), b("b", std::chrono::microseconds(0)),
       c("c", std::chrono::microseconds(0));
+  std::vector<std::string> turns;
+  a.turns = b.turns = c.turns = &turns;
   OrderSink sink;
   ASSERT_TRUE(runSweep(cfg, {&a, &b, &c}, sink).isOk());
-  EXPECT_EQ(sink.rows, (std::vector<std::string>{"b@1024", "c@1024", "a@1024", "c@2048", "a@2048",
-                                                 "b@2048", "a@4096", "b@4096", "c@4096"}));
+  EXPECT_EQ(turns, (std::vector<std::string>{"b@256", "c@256", "a@256", "c@256", "b@256", "c@512",
+                                             "a@512", "b@512", "a@512", "c@512", "a@1024", "b@1024",
+                                             "c@1024", "b@1024", "a@1024"}));
+  EXPECT_EQ(sink.rows, (std::vector<std::string>{"a@1024", "c@1024", "b@1024", "b@2048", "a@2048",
+                                                 "c@2048", "c@4096", "b@4096", "a@4096"}));
   cfg.first_turn = -1;
+  turns.clear();
   OrderSink drawn;
   ASSERT_TRUE(runSweep(cfg, {&a, &b, &c}, drawn).isOk());
   ASSERT_EQ(drawn.rows.size(), 9u);
+  ASSERT_EQ(turns.size(), 15u);
   for (size_t size = 0; size < 3; ++size) {
-    std::vector<std::string> turns(drawn.rows.begin() + 3 * size,
-                                   drawn.rows.begin() + 3 * size + 3);
-    std::sort(turns.begin(), turns.end());
-    std::string bytes = std::to_string(1024 << size);
-    EXPECT_EQ(turns, (std::vector<std::string>{"a@" + bytes, "b@" + bytes, "c@" + bytes}));
+    std::vector<std::string> point(turns.begin() + 5 * size, turns.begin() + 5 * size + 5);
+    EXPECT_TRUE(std::equal(point.begin(), point.end(), point.rbegin())) << "size " << size;
+    std::vector<std::string> forward(point.begin(), point.begin() + 3);
+    std::sort(forward.begin(), forward.end());
+    std::string count = std::to_string(256 << size);
+    EXPECT_EQ(forward, (std::vector<std::string>{"a@" + count, "b@" + count, "c@" + count}));
   }
 }
 
-// --placement out / in: only that half is warmed up, timed and reported.
+// A row holds both legs: here the backend is fast in its first leg and slow in its second (the
+// other backend, whose turns come between, slows it down). Its latency samples span both, and
+// its back-to-back mean is over all -n iterations.
+TEST(SweepTest, ARowCombinesItsEarlyAndLateLeg) {
+  constexpr auto kSlow = std::chrono::milliseconds(5);
+  BenchConfig cfg = smallSweep(0);
+  cfg.in_place = false;
+  cfg.max_bytes = cfg.min_bytes;
+  cfg.iters = 4;
+  cfg.first_turn = 0;
+  CountingBackend x("x", std::chrono::microseconds(0)), y("y", std::chrono::microseconds(0));
+  y.on_run = [&] { x.setPerRun(kSlow); };
+  struct Rows : reports::ResultSink {
+    void onMeasurement(const reports::Measurement& m) override { all.push_back(m); }
+    std::vector<reports::Measurement> all;
+  } rows;
+  ASSERT_TRUE(runSweep(cfg, {&x, &y}, rows).isOk());
+  ASSERT_EQ(rows.all.size(), 2u);
+  const reports::Measurement& mx = rows.all[1];  // y's second leg ends first
+  ASSERT_EQ(mx.requested_algorithm, "x");
+  const double slow_us = std::chrono::duration<double, std::micro>(kSlow).count();
+  EXPECT_LT(mx.lat.min, slow_us / 2);  // a first-leg sample
+  EXPECT_GE(mx.lat.max, slow_us);      // a second-leg sample
+  // Two fast and two slow back-to-back runs, over four iterations.
+  EXPECT_GE(mx.time_us, slow_us / 2);
+  EXPECT_LT(mx.time_us, slow_us);
+}
+
 TEST(SweepTest, PlacementMeasuresOnlyTheHalfAskedFor) {
   for (bool out : {true, false}) {
     BenchConfig cfg = smallSweep(0);

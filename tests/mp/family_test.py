@@ -139,24 +139,26 @@ def case_interleave(h, binary, mpirun, transport, n):
         check(run.get("interleaved") is True, f"{coll}: the run record is not marked interleaved")
         bad = [(r["algorithm"], r["bytes"], r["wrong"]) for r in results if r["wrong"] != 0]
         check(not bad, f"interleaved {coll} on {n} ranks over {transport}: not exact: {bad[:8]}")
-        # The order rows were produced in: per dtype and size, every algorithm in turn, each size
-        # starting one algorithm further on than the last (from where the run drew its start).
+        # The order rows were produced in: per dtype and size, the algorithms take turns forward
+        # and then back, each size starting one algorithm further on than the last (from where
+        # the run drew its start); a row is written at the end of its second turn, so rows come
+        # in the reverse of the size's order: its first algorithm's row last.
         asked = [r.get("requested_algorithm", r["algorithm"]) for r in results]
         keys = [(r["dtype"], r["bytes"]) for r in results]
         places = [False, True] if any(r["in_place"] for r in results) else [False]
         per_size = len(places) * len(algos)
         check(len(results) == per_size * len(set(keys)),
               f"{coll}: {len(results)} rows for {len(set(keys))} sizes x {len(algos)} algorithms")
-        first = algos.index(asked[0]) if asked and asked[0] in algos else 0
+        first = (algos.index(asked[0]) + 1) % len(algos) if asked and asked[0] in algos else 0
         for i in range(0, len(results), per_size):
             block = results[i:i + per_size]
             check(len({(r["dtype"], r["bytes"]) for r in block}) == 1,
                   f"{coll}: rows {i}..{i + per_size} mix sizes: {keys[i:i + per_size]}")
             start = first + i // per_size
             turns = [algos[(start + j) % len(algos)] for j in range(len(algos))]
-            check(asked[i:i + per_size] == [a for a in turns for _ in places],
-                  f"{coll}: rows {i}.. are not the algorithms in turn from {turns[0]}: "
-                  f"{asked[i:i + per_size]}")
+            check(asked[i:i + per_size] == [a for a in reversed(turns) for _ in places],
+                  f"{coll}: rows {i}.. are not the algorithms in turn from {turns[0]}, "
+                  f"reversed: {asked[i:i + per_size]}")
             check([r["in_place"] for r in block] == places * len(algos),
                   f"{coll}: placements out of order at rows {i}..")
         for r in results:
