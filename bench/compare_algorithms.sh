@@ -33,8 +33,9 @@ plan=(
   "reducescatter 256K 1M   4M   4 20  5"
   "reducescatter 4M   16M  64M  4 10  2"
 )
-# ours (every algorithm and auto, taking turns at each size: --interleave, so that a slow spell
-# of the VM falls on all of them alike) then Open MPI's, same arguments: pair NAME NP BENCH-ARGS...
+# ours (every algorithm and auto, taking turns at each size, forward and then back, half the
+# iterations each time: --interleave, so that a slow spell of the VM falls on all of them alike)
+# then Open MPI's, same arguments: pair NAME NP BENCH-ARGS...
 # Out-of-place rows only (--placement out, since the seventh session): the goals are stated on
 # them, and the in-place half, never read by the summary, took half the time that more runs
 # now take instead.
