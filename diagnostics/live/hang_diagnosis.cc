@@ -136,9 +136,8 @@ Diagnosis starvedLink(const RankHealth& x, const RankHealth& y, const Snapshot* 
                                  "firewall rules, MTU mismatches or a faulty link between them.");
   if (sy && sy->send_peer == x.rank)
     d.verdict += fmt::format(
-        "; rank {}'s send to rank {} never finished ({} of {} B taken by the "
-        "transport)",
-        y.rank, x.rank, sy->send_moved, sy->send_expected);
+        "; rank {}'s send to rank {} never finished ({} of {} B taken by the transport)", y.rank,
+        x.rank, sy->send_moved, sy->send_expected);
   blame(d, *a);
   blame(d, *b);
   d.culprit.links.push_back(reports::linkName(hostOf(*a), hostOf(*b)));
@@ -169,10 +168,10 @@ std::optional<Diagnosis> waitFor(const HangInputs& in, const std::map<int, Snaps
     auto it = snaps.find(r);
     return it == snaps.end() ? nullptr : &it->second;
   };
-  auto waitsOn = [&](int r) -> int {
-    const Snapshot* s = snap(r);
-    return s && (s->state == "running" || s->state == "failed") ? s->peer : -1;
+  auto inside = [](const Snapshot* s) {
+    return s && (s->state == "running" || s->state == "failed");
   };
+  auto waitsOn = [&](int r) -> int { return inside(snap(r)) ? snap(r)->peer : -1; };
   int x = in.self;
   int y = in.failure.peer() >= 0 ? in.failure.peer() : waitsOn(x);
   std::vector<int> path{x};  // path[i] waits on path[i + 1]
@@ -180,9 +179,9 @@ std::optional<Diagnosis> waitFor(const HangInputs& in, const std::map<int, Snaps
     const Snapshot *sx = snap(x), *sy = snap(y);
     const RankHealth *hx = healthOf(in, x), *hy = healthOf(in, y);
     if (!hx || !hy) return std::nullopt;
-    const bool x_inside = sx && (sx->state == "running" || sx->state == "failed");
     const bool ahead =
-        sx && sy && (sy->seq > sx->seq || (sy->seq == sx->seq && x_inside && sy->state == "done"));
+        sx && sy &&
+        (sy->seq > sx->seq || (sy->seq == sx->seq && inside(sx) && sy->state == "done"));
     const bool stuck_send = sy && sy->send_peer == x;
     if (ahead || stuck_send || waitsOn(y) == x) return starvedLink(*hx, *hy, sy);
     if (auto at = std::find(path.begin(), path.end(), y); at != path.end()) {
