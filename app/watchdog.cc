@@ -53,6 +53,7 @@ class WatchedBackend final : public collectives::CollectiveBackend {
   int rank() const override { return in_->rank(); }
   int size() const override { return in_->size(); }
   Status allocate(size_t b, core::HostPages p) override { return in_->allocate(b, p); }
+  bool shareBuffers(CollectiveBackend& o, size_t b) override { return in_->shareBuffers(o, b); }
   std::string allocationNote() const override { return in_->allocationNote(); }
   char* sendBuffer() override { return in_->sendBuffer(); }
   char* recvBuffer() override { return in_->recvBuffer(); }

@@ -197,7 +197,8 @@ core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
   std::vector<SizeRunner> runners;
   runners.reserve(backends.size());
   for (CollectiveBackend* b : backends) {
-    CCSCOPE_RETURN_IF_ERROR(b->allocate(need, cfg.host_pages));
+    if (b == backends.front() || !b->shareBuffers(*backends.front(), need))
+      CCSCOPE_RETURN_IF_ERROR(b->allocate(need, cfg.host_pages));
     runners.emplace_back(cfg, *b);
   }
   // Asked for huge pages and not given them: said once, above the figures it explains.

@@ -42,6 +42,13 @@ class CollectiveBackend {
   // Allocates (and registers) send and receive buffers of max_bytes each, once per sweep, on
   // the pages asked for where the buffers are host memory.
   virtual core::Status allocate(size_t max_bytes, core::HostPages pages) = 0;
+  // Instead of allocate(): take `other`'s send and receive buffers (at least max_bytes each).
+  // The backends of one sweep take turns and never run at once, so with several algorithms
+  // they share one pair, and each algorithm runs on the same pages. Each holding its own came
+  // to over 5 GiB at 8 ranks and 64 MiB, which the VM's host then took back in whole-VM freezes
+  // after the run (docs/performance.md). False where this backend cannot share them (another
+  // kind of memory, another transport): the caller then calls allocate().
+  virtual bool shareBuffers(CollectiveBackend& /*other*/, size_t /*max_bytes*/) { return false; }
   // After allocate(): "" or one line the table shows above the figures (huge pages asked for
   // and not granted).
   virtual std::string allocationNote() const { return ""; }

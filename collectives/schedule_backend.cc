@@ -52,15 +52,31 @@ std::string ScheduleBackend::setupNote() const {
 Status ScheduleBackend::allocate(size_t max_bytes, core::HostPages pages) {
   size_t bytes = std::max<size_t>(max_bytes, 64);
   pages_ = pages;
-  CCSCOPE_ASSIGN_OR_RETURN(send_, core::HostBuffer::allocate(bytes, pages));
-  CCSCOPE_ASSIGN_OR_RETURN(recv_, core::HostBuffer::allocate(bytes, pages));
-  CCSCOPE_ASSIGN_OR_RETURN(send_mr_, t_.registerMemory(send_.data(), send_.size()));
-  CCSCOPE_ASSIGN_OR_RETURN(recv_mr_, t_.registerMemory(recv_.data(), recv_.size()));
+  CCSCOPE_ASSIGN_OR_RETURN(core::HostBuffer send, core::HostBuffer::allocate(bytes, pages));
+  CCSCOPE_ASSIGN_OR_RETURN(core::HostBuffer recv, core::HostBuffer::allocate(bytes, pages));
+  send_ = std::make_shared<core::HostBuffer>(std::move(send));
+  recv_ = std::make_shared<core::HostBuffer>(std::move(recv));
+  CCSCOPE_ASSIGN_OR_RETURN(send_mr_, t_.registerMemory(send_->data(), send_->size()));
+  CCSCOPE_ASSIGN_OR_RETURN(recv_mr_, t_.registerMemory(recv_->data(), recv_->size()));
   return Status::ok();
 }
 
+bool ScheduleBackend::shareBuffers(CollectiveBackend& other, size_t max_bytes) {
+  auto* o = dynamic_cast<ScheduleBackend*>(&other);
+  // Registered with the same transport: its memory regions are valid here as they are.
+  if (!o || &o->t_ != &t_ || !o->send_ || o->send_->size() < std::max<size_t>(max_bytes, 64))
+    return false;
+  pages_ = o->pages_;
+  send_ = o->send_;
+  recv_ = o->recv_;
+  send_mr_ = o->send_mr_;
+  recv_mr_ = o->recv_mr_;
+  return true;
+}
+
 std::string ScheduleBackend::allocationNote() const {
-  return core::hugePageShortfall({&send_, &recv_}, pages_);
+  if (!send_) return "";
+  return core::hugePageShortfall({send_.get(), recv_.get()}, pages_);
 }
 
 // Scratch grows (outside any timed loop) to what the largest prepared schedule needs.
@@ -122,7 +138,7 @@ Status ScheduleBackend::prepare(const OpConfig& cfg) {
                   fmt::format("no algorithm '{}' for {}", opts_.algorithm, collectiveName(cfg.collective)));
   size_t elem = core::dataTypeSize(cfg.dtype);
   geo_ = geometry(cfg.collective, cfg.count, size(), rank(), cfg.plan);
-  if (std::max(geo_.in_elems, geo_.out_elems) * elem > send_.size())
+  if (!send_ || std::max(geo_.in_elems, geo_.out_elems) * elem > send_->size())
     return Status(Code::kInternal, "prepare() beyond the allocated buffers");
   ScheduleParams p{cfg.collective, rank(), size(), cfg.count, segmentElems(cfg),
                    cfg.op == core::ReduceOp::kAvg, cfg.root, cfg.plan};
@@ -172,7 +188,7 @@ core::Result<Corrections*> ScheduleBackend::corrections(const OpConfig& cfg) {
                                       isReduction(cfg.collective) ? static_cast<int>(cfg.op) : -1};
   if (auto it = corrections_.find(key); it != corrections_.end()) return &it->second;
   auto m = measureCandidates(
-      cfg.collective, size(), core::dataTypeSize(cfg.dtype), send_.size(), calibration_.cost,
+      cfg.collective, size(), core::dataTypeSize(cfg.dtype), send_->size(), calibration_.cost,
       [&](const AlgorithmInfo& a, uint64_t count, int iters) {
         return timeAlgorithm(a, cfg, count, iters);
       },

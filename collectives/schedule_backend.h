@@ -31,9 +31,10 @@ class ScheduleBackend final : public CollectiveBackend {
   int rank() const override { return t_.rank(); }
   int size() const override { return t_.size(); }
   core::Status allocate(size_t max_bytes, core::HostPages pages) override;
+  bool shareBuffers(CollectiveBackend& other, size_t max_bytes) override;
   std::string allocationNote() const override;
-  char* sendBuffer() override { return send_.data(); }
-  char* recvBuffer() override { return recv_.data(); }
+  char* sendBuffer() override { return send_ ? send_->data() : nullptr; }
+  char* recvBuffer() override { return recv_ ? recv_->data() : nullptr; }
   core::Status prepare(const OpConfig& cfg) override;
   core::Status run(bool in_place, core::Deadline deadline) override;
   core::Status barrier(core::Deadline deadline) override;
@@ -66,7 +67,8 @@ class ScheduleBackend final : public CollectiveBackend {
   transports::Transport& t_;
   AlgorithmOptions opts_;
   core::HostPages pages_ = core::HostPages::kBase;  // as allocate() was asked; scratch too
-  core::HostBuffer send_, recv_, scratch_;
+  std::shared_ptr<core::HostBuffer> send_, recv_;   // shared by the backends of one sweep
+  core::HostBuffer scratch_;
   transports::MemoryRegion send_mr_, recv_mr_, scratch_mr_;
   Schedule sched_;
   Executor exec_;

@@ -27,11 +27,24 @@ class CountingBackend : public collectives::CollectiveBackend {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   Status allocate(size_t max_bytes, core::HostPages) override {
+    ++allocations;
     buf_.assign(2 * max_bytes + 64, 0);
+    buf = buf_.data();
     return Status::ok();
   }
-  char* sendBuffer() override { return buf_.data(); }
-  char* recvBuffer() override { return buf_.data() + buf_.size() / 2; }
+  // Shares another CountingBackend's buffer when `can_share` (as backends over one transport do).
+  bool shareBuffers(CollectiveBackend& other, size_t max_bytes) override {
+    auto* o = dynamic_cast<CountingBackend*>(&other);
+    if (!can_share || !o || o->buf_.size() < 2 * max_bytes + 64) return false;
+    buf = o->buf;
+    shared_size_ = o->buf_.size();
+    return true;
+  }
+  char* sendBuffer() override { return buf; }
+  char* recvBuffer() override { return buf + (buf_.empty() ? shared_size_ : buf_.size()) / 2; }
+  bool can_share = false;
+  int allocations = 0;
+  char* buf = nullptr;
   Status prepare(const collectives::OpConfig& op) override {
     count_ = op.count;
     return Status::ok();
@@ -72,6 +85,7 @@ class CountingBackend : public collectives::CollectiveBackend {
   std::string name_;
   std::chrono::microseconds per_run_;
   std::vector<char> buf_;
+  size_t shared_size_ = 0;
   uint64_t count_ = 0;
   std::vector<uint64_t> runs_;
 };
@@ -244,6 +258,23 @@ TEST(SweepTest, PlacementMeasuresOnlyTheHalfAskedFor) {
     for (const auto& [count, runs] : b.runsPerCount())
       EXPECT_EQ(runs, runsPerSize(cfg) / 2) << count;
   }
+}
+
+// The backends of one sweep take turns, so the first allocates and the others share its
+// buffers; one that cannot share (another memory kind or transport) allocates its own.
+TEST(SweepTest, BackendsThatCanShareTheFirstOnesBuffersAllocateNone) {
+  BenchConfig cfg = smallSweep(1);
+  CountingBackend a("ring", std::chrono::microseconds(0)), b("tree", std::chrono::microseconds(0)),
+      c("native", std::chrono::microseconds(0));
+  a.can_share = b.can_share = true;  // c cannot
+  OrderSink sink;
+  ASSERT_TRUE(runSweep(cfg, {&a, &b, &c}, sink).isOk());
+  EXPECT_EQ(a.allocations, 1);
+  EXPECT_EQ(b.allocations, 0);
+  EXPECT_EQ(c.allocations, 1);
+  EXPECT_EQ(b.sendBuffer(), a.sendBuffer());
+  EXPECT_NE(c.sendBuffer(), a.sendBuffer());
+  EXPECT_EQ(sink.rows.size(), 3u * 3 * 2);  // 3 sizes, 3 backends, both placements
 }
 
 }  // namespace
