@@ -11,7 +11,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -72,7 +71,8 @@ int main(int argc, char** argv) {
     });
   for (auto& t : spinners) t.join();
   // A freeze: gaps on every thread that overlap in time.
-  std::sort(gaps.begin(), gaps.end(), [](const Gap& a, const Gap& b) { return a.start_ns < b.start_ns; });
+  std::sort(gaps.begin(), gaps.end(),
+            [](const Gap& a, const Gap& b) { return a.start_ns < b.start_ns; });
   int freezes = 0;
   int64_t longest = 0, total = 0;
   for (size_t i = 0; i < gaps.size();) {
