@@ -40,8 +40,8 @@ plan=(
 # them, and the in-place half, never read by the summary, took half the time that more runs
 # now take instead.
 # Which side goes first alternates from one run to the next, and a run whose sweep reaches 4 MiB
-# is followed by settle (bench/settle.sh): it frees up to several GiB (every algorithm has its
-# buffers), and on a VM that reports free pages to the host the next 2-20 s are full of 33-36 ms
+# is followed by settle (bench/settle.sh): it frees up to several GiB (2.7 GiB at np 8 and
+# 64 MiB, with the algorithms sharing their buffers; 5.5 GiB before), and on a VM that reports free pages to the host the next 2-20 s are full of 33-36 ms
 # freezes of every vCPU, which fell on whichever run came next (until the eleventh session,
 # always Open MPI's same line or our next one).
 . "$root/bench/settle.sh"
