@@ -35,15 +35,16 @@ plan=(
 )
 # ours (every algorithm and auto, taking turns at each size, forward and then back, half the
 # iterations each time: --interleave, so that a slow spell of the VM falls on all of them alike)
-# and Open MPI's, same arguments: pair NAME NP BIG BENCH-ARGS...
+# and Open MPI's, same arguments: pair RUN NAME NP BIG BENCH-ARGS... (odd RUN: ours first)
 # Out-of-place rows only (--placement out, since the seventh session): the goals are stated on
 # them, and the in-place half, never read by the summary, took half the time that more runs
 # now take instead.
 # Which side goes first alternates from one run to the next, and a run whose sweep reaches 4 MiB
 # is followed by settle (bench/settle.sh): it frees up to several GiB (2.7 GiB at np 8 and
-# 64 MiB, with the algorithms sharing their buffers; 5.5 GiB before), and on a VM that reports free pages to the host the next 2-20 s are full of 33-36 ms
-# freezes of every vCPU, which fell on whichever run came next (until the eleventh session,
-# always Open MPI's same line or our next one).
+# 64 MiB, with the algorithms sharing their buffers; 5.5 GiB before), and on a VM that reports
+# free pages to the host the next 2-20 s are full of 33-36 ms freezes of every vCPU, which fell
+# on whichever run came next (until the eleventh session, always Open MPI's same line or our
+# next one).
 . "$root/bench/settle.sh"
 ours() {  # NP JSON BENCH-ARGS...
   local np=$1 json=$2; shift 2
@@ -55,7 +56,7 @@ theirs() {  # NP JSON BENCH-ARGS...
   "${mpirun[@]}" -np "$np" "$bin" "$@" --transport mpi --placement out --json "$json" >/dev/null
 }
 pair() {
-  local name=$1 np=$2 big=$3; shift 3
+  local run=$1 name=$2 np=$3 big=$4; shift 4
   local sides=(ours theirs); [ $((run % 2)) -eq 0 ] && sides=(theirs ours)
   for side in "${sides[@]}"; do
     local tag=ours; [ "$side" = theirs ] && tag=mpi
@@ -69,7 +70,7 @@ for run in $(seq 1 "$runs"); do
     for line in "${plan[@]}"; do
       read -r coll warm b e f n w <<<"$line"
       big=0; case $e in 4M|64M) big=1 ;; esac
-      pair "$coll.@.np$np.run$run-$b" "$np" "$big" bench "$coll" -b "$warm" -e "$e" -f "$f" \
+      pair "$run" "$coll.@.np$np.run$run-$b" "$np" "$big" bench "$coll" -b "$warm" -e "$e" -f "$f" \
         -n "$n" -w "$w" -c 0 --timeout 600s
     done
   done
@@ -78,8 +79,8 @@ done
 # and fast phases of a shared VM fall on both sides alike.
 for run in $(seq 1 "${LAT_RUNS:-7}"); do
   for np in $nps; do
-    pair "allreduce-lat.@.np$np.run$run" "$np" 0 bench allreduce -b 8 -e 8 -n 10000 -w 1000 -c 0 \
-      --timeout 600s
+    pair "$run" "allreduce-lat.@.np$np.run$run" "$np" 0 bench allreduce -b 8 -e 8 -n 10000 \
+      -w 1000 -c 0 --timeout 600s
   done
 done
 grep '^cpu ' /proc/stat >>"$out/proc-stat-cpu.txt"

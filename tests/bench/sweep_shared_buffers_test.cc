@@ -48,12 +48,8 @@ int sharedBuffersBody(RankContext& c) {
 }
 
 TEST(SweepSharedBuffersTest, AlgorithmsTakingTurnsShareOnePairAndStillCheckExactly) {
-  transports::conformance::RankRunOptions o;
-  o.np = 3;
-  o.transport = "shm";
-  o.options.local_ranks = 3;
-  o.timeout_s = 60;
-  std::string report = transports::conformance::runRanks(o, sharedBuffersBody);
+  std::string report = transports::conformance::runRanks(
+      transports::conformance::localRanks("shm", 3, 60), sharedBuffersBody);
   EXPECT_TRUE(report.empty()) << report;
 }
 

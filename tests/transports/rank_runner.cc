@@ -110,6 +110,15 @@ std::string verdict(const Child& c, const RankRunOptions& o) {
 
 }  // namespace
 
+RankRunOptions localRanks(const std::string& transport, int np, double timeout_s) {
+  RankRunOptions o;
+  o.np = np;
+  o.transport = transport;
+  o.options.local_ranks = np;
+  o.timeout_s = timeout_s;
+  return o;
+}
+
 std::string runRanks(const RankRunOptions& o, const RankBody& body) {
   static std::atomic<int> runs{0};
   std::string token = fmt::format("conformance-{}-{}", getpid(), runs.fetch_add(1));

@@ -36,6 +36,9 @@ struct RankRunOptions {
   bool final_barrier = true;  // ranks wait for each other before tearing the transport down
 };
 
+// np ranks of `transport`, all on this host (local_ranks = np), killed after timeout_s.
+RankRunOptions localRanks(const std::string& transport, int np, double timeout_s = 60);
+
 // "" when every rank ended as expected; otherwise one paragraph per rank that did not.
 std::string runRanks(const RankRunOptions& opts, const RankBody& body);
 

@@ -69,11 +69,8 @@ std::string checkData(const char* buf, size_t len, uint64_t seed) {
 class TransportConformanceTest : public ::testing::TestWithParam<TransportCase> {
  protected:
   RankRunOptions options(int np) const {
-    RankRunOptions o;
-    o.np = np;
-    o.transport = GetParam().name;
+    RankRunOptions o = conformance::localRanks(GetParam().name, np);
     o.options.streams = GetParam().streams;
-    o.options.local_ranks = np;
     return o;
   }
 };

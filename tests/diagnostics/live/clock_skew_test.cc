@@ -167,12 +167,7 @@ int exchangeBody(transports::conformance::RankContext& c, int shifted, int silen
 }
 
 transports::conformance::RankRunOptions tcpRanks(int np) {
-  transports::conformance::RankRunOptions o;
-  o.np = np;
-  o.transport = "tcp";
-  o.options.local_ranks = np;
-  o.timeout_s = 30;
-  return o;
+  return transports::conformance::localRanks("tcp", np, 30);
 }
 
 TEST(ClockSkewExchangeTest, SameHostClocksAgreeAndAShiftedClockIsMeasured) {

@@ -166,13 +166,9 @@ TEST(RingHopsJudgeTest, EveryHopFineLeavesTheVerdictToTheAllreduce) {
 // Real processes over tcp: every rank walks the hops; each hop is reported by both ends.
 TEST(RingHopsMeasureTest, EveryHopIsTimedByItsSender) {
   for (int np : {2, 3}) {
-    transports::conformance::RankRunOptions o;
-    o.np = np;
-    o.transport = "tcp";
-    o.options.local_ranks = np;
-    o.timeout_s = 30;
-    std::string report =
-        transports::conformance::runRanks(o, [](transports::conformance::RankContext& c) {
+    std::string report = transports::conformance::runRanks(
+        transports::conformance::localRanks("tcp", np, 30),
+        [](transports::conformance::RankContext& c) {
           ProbeOptions po;
           po.timeout_s = 5;
           json mine = measureRingHops(c.transport, po, 256 << 10);

@@ -55,11 +55,7 @@ int harnessBody(RankContext& c) {
 
 // np real rank processes over tcp, without the runner's final barrier: one rank leaves early.
 std::string runOverTcp(int np, const transports::conformance::RankBody& body) {
-  transports::conformance::RankRunOptions o;
-  o.np = np;
-  o.transport = "tcp";
-  o.options.local_ranks = np;
-  o.timeout_s = 30;
+  transports::conformance::RankRunOptions o = transports::conformance::localRanks("tcp", np, 30);
   o.final_barrier = false;
   return transports::conformance::runRanks(o, body);
 }

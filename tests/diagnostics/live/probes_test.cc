@@ -149,13 +149,9 @@ TEST(PairsRecheckTest, TheSecondPassKeepsTheBetterRateOfEachDirection) {
 // Real processes over tcp on one host (so every pair is measured): the lower rank of each pair
 // reports it; with a plan, only the planned pairs.
 TEST(PairsMeasureTest, EveryPairOrThePlannedOnesAreMeasuredByTheirLowerRank) {
-  transports::conformance::RankRunOptions o;
-  o.np = 3;
-  o.transport = "tcp";
-  o.options.local_ranks = 3;
-  o.timeout_s = 30;
-  std::string report =
-      transports::conformance::runRanks(o, [](transports::conformance::RankContext& c) {
+  std::string report = transports::conformance::runRanks(
+      transports::conformance::localRanks("tcp", 3, 30),
+      [](transports::conformance::RankContext& c) {
         ProbeOptions po;
         po.timeout_s = 5;
         po.burst_bytes = 64 << 10;
