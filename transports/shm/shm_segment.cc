@@ -69,7 +69,6 @@ core::Result<Segment> Segment::create(const std::string& name, int nranks) {
   h->probe = kSegMagic ^ static_cast<uint32_t>(getpid());
   for (int s = 0; s < nranks; ++s) {
     Ring* r = new (seg.ring(s)) Ring;
-    r->head.store(0);
     r->tail.store(0);
     r->fault.store(kNoFault);
   }

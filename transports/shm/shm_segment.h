@@ -1,9 +1,10 @@
 // Layout of a rank's shared-memory segment and the RAII mapping of it. Segment of rank r holds
 // one inbound ring per source rank s (s -> r) and r's futex doorbell. Senders publish slots
-// (head), the owner consumes them (tail); both ring the other side's doorbell.
+// (each slot's seq), the owner consumes them (tail); both ring the other side's doorbell.
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -18,6 +19,12 @@ inline constexpr uint32_t kSlotBytes = 8192;
 enum SlotKind : uint32_t { kInline = 1, kRemote = 2 };
 
 struct alignas(64) Slot {
+  // Ring position + 1 once the sender has written the slot (publish()). The receiver polls
+  // this word, in the same cache line as the header and a small message's first 24 bytes, so
+  // a message crosses between cores as one line, not a ring index and then the slot. A plain
+  // word under std::atomic_ref: an std::atomic member would be written by the Ring's
+  // constructor and fault in every slot's page at setup.
+  uint64_t seq;
   uint32_t tag;
   uint32_t kind;
   uint64_t msg_len;    // whole message
@@ -28,8 +35,20 @@ struct alignas(64) Slot {
 
 enum FaultKind : uint32_t { kNoFault = 0, kTagMismatch = 1, kTooLong = 2 };
 
+// A slot's data bytes in the cache line of its seq.
+inline constexpr size_t kFirstLineData = 64 - offsetof(Slot, data);
+static_assert(offsetof(Slot, data) < 64 && offsetof(Slot, seq) < 64);
+
+// Whether the slot at ring position `pos` holds the message published there.
+inline bool published(Slot& s, uint64_t pos) {
+  return std::atomic_ref<uint64_t>(s.seq).load(std::memory_order_acquire) == pos + 1;
+}
+// Hands the slot at `pos`, fully written, to the receiver.
+inline void publish(Slot& s, uint64_t pos) {
+  std::atomic_ref<uint64_t>(s.seq).store(pos + 1, std::memory_order_release);
+}
+
 struct alignas(64) Ring {
-  alignas(64) std::atomic<uint64_t> head;  // slots published by the sender
   alignas(64) std::atomic<uint64_t> tail;  // slots consumed by the owner
   // Set by the owner when the sender's message did not match the posted receive, so the
   // sender fails too instead of waiting for a reply that will never come.

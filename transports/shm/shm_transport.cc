@@ -66,7 +66,11 @@ struct Peer {
   launch::Fd pidfd;
   FixedQueue sends, remote_inflight, recvs;
   uint64_t send_off = 0;   // bytes of sends.front() already published
-  uint64_t head = 0;       // our cached head of the ring we publish into
+  uint64_t head = 0;       // next position of the ring we publish into
+  // The tail of that ring as last read. The tail is the receiver's cache line: it is read again
+  // only when the ring looks full or single-copy sends wait for it, so a small send does not
+  // first wait for that line to cross cores.
+  uint64_t peer_tail = 0;
   uint64_t tail = 0;       // our cached tail of the ring we consume (peer -> self)
   bool recv_started = false;
   bool gone = false;  // exited; its ring may still hold messages for us (checkPeers)
@@ -214,14 +218,14 @@ void ShmTransport::progressSends(int p) {
     return;
   }
   Ring* ring = peer.seg.ring(rank_);
-  uint64_t tail = ring->tail.load(std::memory_order_acquire);
-  bool published = false;
+  if (peer.head - peer.peer_tail >= kSlots || !peer.remote_inflight.empty())
+    peer.peer_tail = ring->tail.load(std::memory_order_acquire);
+  const uint64_t tail = peer.peer_tail;
+  bool any = false;
   while (!peer.sends.empty() && peer.head - tail < kSlots) {
     uint32_t slot = peer.sends.front();
     RequestRecord& rec = table_->slot(slot);
     Slot& s = ring->slots[peer.head % kSlots];
-    s.tag = rec.tag;
-    s.msg_len = rec.len;
     if (single_copy_ && rec.len >= single_copy_from_) {
       s.kind = kRemote;
       s.chunk_len = rec.len;
@@ -230,10 +234,15 @@ void ShmTransport::progressSends(int p) {
       peer.remote_inflight.push(slot);
       peer.sends.pop();
     } else {
+      // The receiver may be polling the slot's first line (seq): that line is written last,
+      // the bytes after it first, so it is taken from the receiver once, not twice.
       size_t chunk = std::min<size_t>(kSlotBytes, rec.len - peer.send_off);
+      size_t first = std::min(chunk, kFirstLineData);
+      const char* src = rec.buf + peer.send_off;
+      std::memcpy(s.data + first, src + first, chunk - first);
+      std::memcpy(s.data, src, first);
       s.kind = kInline;
       s.chunk_len = chunk;
-      std::memcpy(s.data, rec.buf + peer.send_off, chunk);
       peer.send_off += chunk;
       table_->addBytes(slot, chunk);
       if (peer.send_off == rec.len) {
@@ -242,8 +251,10 @@ void ShmTransport::progressSends(int p) {
         peer.send_off = 0;
       }
     }
-    ring->head.store(++peer.head, std::memory_order_release);
-    published = true;
+    s.tag = rec.tag;
+    s.msg_len = rec.len;
+    shm::publish(s, peer.head++);
+    any = true;
   }
   while (!peer.remote_inflight.empty() && remote_seq_[peer.remote_inflight.front()] < tail) {
     uint32_t slot = peer.remote_inflight.front();
@@ -252,7 +263,7 @@ void ShmTransport::progressSends(int p) {
     peer.remote_inflight.pop();
     ++events_;
   }
-  if (published) {
+  if (any) {
     ++events_;
     peer.seg.ring_doorbell();
   }
@@ -263,8 +274,8 @@ void ShmTransport::progressRecvs(int p) {
   Ring* ring = own_.ring(p);
   bool consumed = false;
   while (!peer.recvs.empty()) {
-    if (peer.tail == ring->head.load(std::memory_order_acquire)) break;
     Slot& s = ring->slots[peer.tail % kSlots];
+    if (!shm::published(s, peer.tail)) break;
     uint32_t slot = peer.recvs.front();
     RequestRecord& rec = table_->slot(slot);
     if (!peer.recv_started) {
@@ -338,7 +349,7 @@ void ShmTransport::checkPeers() {
     // drained (and then every later post to it, through failPeer).
     progressRecvs(p);
     if (!table_->peerError(p).isOk()) continue;  // the drain itself failed the peer
-    if (own_.ring(p)->head.load(std::memory_order_acquire) == peer.tail) {
+    if (!shm::published(own_.ring(p)->slots[peer.tail % kSlots], peer.tail)) {
       failPeer(p, exitedStatus(p));
       continue;
     }
