@@ -11,11 +11,11 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <vector>
 
 #include "launch/socket_util.h"
 #include "transports/common/fixed_queue.h"
+#include "transports/shm/shm_address.h"
 #include "transports/shm/shm_segment.h"
 #include "transports/shm/single_copy.h"
 
@@ -29,25 +29,6 @@ using namespace shm;
 namespace {
 
 constexpr int64_t kLivenessCheckEveryNs = 50'000'000;
-
-std::string hostIdentity() {
-  char host[256] = {0};
-  gethostname(host, sizeof host - 1);
-  std::ifstream boot("/proc/sys/kernel/random/boot_id");
-  std::string id;
-  std::getline(boot, id);
-  return std::string(host) + "/" + id;
-}
-
-// What a rank publishes about its segment (fixed binary, versioned).
-constexpr uint32_t kAddressVersion = 1;
-struct ShmAddress {
-  uint32_t version;
-  int32_t pid;
-  uint64_t header;  // address of the segment header in the owner's address space
-  char name[64];
-  char host[256];
-};
 
 // The same words on both sides of a mismatched message.
 Status mismatchStatus(int receiver, int sender, const Ring& ring) {
@@ -168,15 +149,10 @@ Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
         "shm: {} segments of {} B would take more than half of /dev/shm's free space; "
         "their pages are mapped as messages reach them",
         size_, segmentBytes(size_));
-  std::string me = hostIdentity();
-  ShmAddress addr{};
-  addr.version = kAddressVersion;
-  addr.pid = getpid();
-  addr.header = reinterpret_cast<uintptr_t>(own_.header());
-  std::snprintf(addr.name, sizeof addr.name, "%s", name.c_str());
-  std::snprintf(addr.host, sizeof addr.host, "%s", me.c_str());
-  CCSCOPE_RETURN_IF_ERROR(bs.put(fmt::format("shm/{}", rank_),
-                                 std::string_view(reinterpret_cast<char*>(&addr), sizeof addr)));
+  const std::string me = hostIdentity();
+  CCSCOPE_RETURN_IF_ERROR(
+      bs.put(fmt::format("shm/{}", rank_),
+             encodeAddress({getpid(), reinterpret_cast<uintptr_t>(own_.header()), name, me})));
   peers_.resize(size_);
   for (int p = 0; p < size_; ++p) {
     Peer& peer = peers_[p];
@@ -185,17 +161,8 @@ Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
     peer.recvs = FixedQueue(table_->capacity());
     if (p == rank_) continue;
     CCSCOPE_ASSIGN_OR_RETURN(std::string v, bs.get(fmt::format("shm/{}", p), deadline));
-    ShmAddress pa{};
-    if (v.size() != sizeof pa || (std::memcpy(&pa, v.data(), sizeof pa), pa.version != kAddressVersion))
-      return Status(Code::kRemoteError, fmt::format("bad shm address from rank {}", p));
-    pa.name[sizeof pa.name - 1] = pa.host[sizeof pa.host - 1] = 0;
+    CCSCOPE_ASSIGN_OR_RETURN(ShmAddress pa, decodeAddress(v, p, rank_, me));
     peer.pid = pa.pid;
-    std::string host = pa.host;
-    if (me != host)
-      return Status(Code::kUnsupported,
-                    fmt::format("the shm transport needs all ranks on one host, but rank {} runs "
-                                "on {} and rank {} on {}: use --transport tcp", p, host, rank_, me))
-          .withLayer(Layer::kBootstrap);
     CCSCOPE_ASSIGN_OR_RETURN(peer.seg, Segment::open(pa.name, size_));
     if (prefault) peer.seg.prefault(rank_);  // the ring we write into
     peer.pidfd = launch::Fd(static_cast<int>(syscall(SYS_pidfd_open, peer.pid, 0)));
