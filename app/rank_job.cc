@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -128,6 +129,12 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
   auto hosts = gatherHosts(client, cfg.timeout_s);
   if (!hosts) return fail(hosts.status());
   fctx.hosts = *hosts;
+  // The wait sampler's period, from how crowded this host is (before any output).
+  const int ranks_on_host =
+      static_cast<int>(std::count(hosts->begin(), hosts->end(), (*hosts)[info.rank]));
+  auto period =
+      bench::samplePeriod(ranks_on_host, static_cast<int>(std::thread::hardware_concurrency()));
+  if (!period) return fail(period.status());
 
   reports::ResultSink null_sink;
   Fanout fan;
@@ -188,7 +195,8 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
     // Only our executor says whom it waits on (MPI's calls are opaque). The sampler also ticks
     // the data path's bookkeeping clock, recorder on or off.
     std::optional<bench::WaitSampler> sampler;
-    if (transport && info.size > 1) sampler.emplace(recording ? &recorder : nullptr, info.rank, info.size);
+    if (transport && info.size > 1)
+      sampler.emplace(recording ? &recorder : nullptr, info.rank, info.size, *period);
     auto summary = bench::runSweep(cfg, turns, sink);
     if (!summary) return fail(summary.status());
     // Every rank with a sampler takes part (a rank whose recorder is off adds zeros), so ranks

@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   double unticked = nsPerOp(n);
-  ccscope::core::TickClock::tick();  // as the wait sampler does every 5 ms during a sweep
+  ccscope::core::TickClock::tick();  // as the wait sampler does during a sweep
   double ticked = nsPerOp(n);
   ccscope::core::TickClock::stop();
   std::printf("flight recorder, ns per operation: %.1f with the ticking clock (bench), %.1f "

@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <numeric>
+
+#include "core/units.h"
 
 namespace ccscope::bench {
 
@@ -76,6 +80,21 @@ json toJson(const WaitProfile& p, const StragglerVerdict& v, const std::string& 
     if (v.rank < static_cast<int>(hosts.size())) j["host"] = hosts[v.rank];
   }
   return j;
+}
+
+core::Result<std::chrono::microseconds> samplePeriod(int ranks_on_host, int cores) {
+  if (const char* v = std::getenv("CCSCOPE_WAIT_SAMPLE_PERIOD")) {
+    auto s = core::parseDurationSeconds(v);
+    if (!s || *s < 1e-4 || *s > 10)
+      return core::Status(
+          core::Code::kInvalidArgument,
+          fmt::format("CCSCOPE_WAIT_SAMPLE_PERIOD='{}' is not a duration from 0.1ms "
+                      "to 10s (5ms, 0.02s)",
+                      v));
+    return std::chrono::microseconds(std::llround(*s * 1e6));
+  }
+  const int per_core = (std::max(ranks_on_host, 1) + std::max(cores, 1) - 1) / std::max(cores, 1);
+  return kBaseSamplePeriod * per_core;
 }
 
 WaitSampler::WaitSampler(const core::FlightRecorder* rec, int rank, int ranks,

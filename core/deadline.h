@@ -27,7 +27,7 @@ inline int64_t coarseNowNs() {
 }
 
 // The data path's bookkeeping clock (request and flight-recorder timestamps): while a thread of
-// the process ticks it (bench's wait sampler, every 5 ms), reading it is one relaxed load;
+// the process ticks it (bench's wait sampler, every 5-20 ms), reading it is one relaxed load;
 // otherwise it is coarseNowNs(). Resolution a few milliseconds either way, more while the
 // ticking thread waits for a core on an oversubscribed machine (reported idle times can then be
 // long by a scheduling quantum); never for deadlines or measured latencies.

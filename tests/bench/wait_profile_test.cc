@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 namespace ccscope::bench {
 namespace {
 
@@ -124,6 +126,30 @@ TEST(WaitSamplerTest, LeavesOutTheHarnessOwnCollectives) {
 
 namespace ccscope::bench {
 namespace {
+
+// One core's worth of samplers: with a core per rank the base period, oversubscribed longer in
+// proportion, so 8 ranks on 2 cores wake the cores as often as 2 ranks do.
+TEST(SamplePeriodTest, StretchesWithRanksPerCore) {
+  unsetenv("CCSCOPE_WAIT_SAMPLE_PERIOD");
+  EXPECT_EQ(*samplePeriod(2, 2), kBaseSamplePeriod);
+  EXPECT_EQ(*samplePeriod(4, 16), kBaseSamplePeriod);
+  EXPECT_EQ(*samplePeriod(3, 2), 2 * kBaseSamplePeriod);
+  EXPECT_EQ(*samplePeriod(8, 2), 4 * kBaseSamplePeriod);
+  EXPECT_EQ(*samplePeriod(9, 2), 5 * kBaseSamplePeriod);
+  EXPECT_EQ(*samplePeriod(1, 0), kBaseSamplePeriod);  // hardware_concurrency() may say 0
+}
+
+TEST(SamplePeriodTest, TheEnvironmentOverridesOrIsRefused) {
+  setenv("CCSCOPE_WAIT_SAMPLE_PERIOD", "20ms", 1);
+  EXPECT_EQ(*samplePeriod(2, 2), std::chrono::microseconds(20000));
+  for (const char* bad : {"fast", "0", "-5ms", "1h"}) {
+    setenv("CCSCOPE_WAIT_SAMPLE_PERIOD", bad, 1);
+    auto p = samplePeriod(2, 2);
+    ASSERT_FALSE(p) << bad;
+    EXPECT_NE(p.status().message().find("CCSCOPE_WAIT_SAMPLE_PERIOD"), std::string::npos);
+  }
+  unsetenv("CCSCOPE_WAIT_SAMPLE_PERIOD");
+}
 
 TEST(WaitSamplerTest, TicksTheBookkeepingClockOnlyWhileRunning) {
   using namespace std::chrono_literals;
