@@ -4,7 +4,9 @@
 # turns, the order rotating from trial to trial so that a slow spell of the VM falls on each
 # alike, TRIALS times per np. Prints per np and size the median p50 and back-to-back mean of
 # each, and each side's p50 over Open MPI's in the same trial (median, then every trial). For a
-# transport change: build the old commit into one directory and the new into another.
+# transport change: build the old commit into one directory and the new into another. With BENCH
+# given, every run is followed by bench/settle.sh's wait (large sizes free memory that the VM
+# hands back to the host, freezing every vCPU for a while).
 # Usage: bench/latency_ab.sh OLD_BIN NEW_BIN [TRIALS=6] [NPS="2 4 8"]   (ALGO=auto)
 set -euo pipefail
 [ $# -ge 2 ] || { sed -n '2,8p' "$0" >&2; exit 2; }
@@ -13,6 +15,8 @@ for b in "$old" "$new"; do [ -x "$b" ] || { echo "not an executable: $b" >&2; ex
 out=$(mktemp -d /tmp/ccscope-latab.XXXXXX)
 mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1
   --mca btl self,vader)
+root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/settle.sh"
 read -r -a sweep <<<"${BENCH:-allreduce -b 8 -e 8 -n 10000 -w 1000}"
 args=(bench "${sweep[@]}" -c 0 --placement out --timeout 600s)
 for t in $(seq 1 "$trials"); do
@@ -26,10 +30,11 @@ for t in $(seq 1 "$trials"); do
         new) "$new" "${args[@]}" --np "$np" --transport shm --algo "${ALGO:-auto}" --json "$json" ;;
         mpi) "${mpirun[@]}" -np "$np" "$new" "${args[@]}" --transport mpi --json "$json" ;;
       esac >/dev/null
+      if [ -n "${BENCH:-}" ]; then settle; fi
     done
   done
 done
-echo "raw results: $out"
+echo "raw results: $out (waited $SETTLED_S s for free page reporting to settle)"
 python3 - "$out" <<'PY'
 import collections, glob, json, statistics as st, sys
 runs = collections.defaultdict(dict)  # (np, bytes, side) -> trial -> (p50, mean)
