@@ -12,7 +12,7 @@ out=$(mktemp -d /tmp/ccscope-algos.XXXXXX)
 # The host's steal time over the invocation (the summary prints it): on a shared VM, the host
 # runs something else on our vCPUs now and then.
 grep '^cpu ' /proc/stat >"$out/proc-stat-cpu.txt"
-mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader)
+. "$root/bench/mpirun.sh"
 # collective, a warm-up size, sizes (-b -e -f), timed and warm-up iterations: many iterations
 # where one takes microseconds (a handful would measure wake-ups, not the algorithm), 20 where it
 # takes up to a few ms, 10 from 16 MiB (5 until the sixth session: a row then lasted 12-60 ms, and

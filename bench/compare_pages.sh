@@ -9,7 +9,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${BUILD:-$root/build}/app/ccscope
 probe=${BUILD:-$root/build}/bench/ccscope-memcpy-probe
 out=$(mktemp -d /tmp/ccscope-pages.XXXXXX)
-mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader)
+. "$root/bench/mpirun.sh"
 for run in $(seq 1 "$runs"); do
   for np in 2 4; do
     for coll in allreduce alltoall; do

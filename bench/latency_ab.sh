@@ -13,9 +13,8 @@ set -euo pipefail
 old=$1 new=$2 trials=${3:-6} nps=${4:-2 4 8}
 for b in "$old" "$new"; do [ -x "$b" ] || { echo "not an executable: $b" >&2; exit 2; }; done
 out=$(mktemp -d /tmp/ccscope-latab.XXXXXX)
-mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1
-  --mca btl self,vader)
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/mpirun.sh"
 . "$root/bench/settle.sh"
 read -r -a sweep <<<"${BENCH:-allreduce -b 8 -e 8 -n 10000 -w 1000}"
 args=(bench "${sweep[@]}" -c 0 --placement out --timeout 600s)

@@ -15,8 +15,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${BUILD:-$root/build}/app/ccscope
 out=$(mktemp -d /tmp/ccscope-points.XXXXXX)
 . "$root/bench/settle.sh"
-mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1
-  --mca btl self,vader)
+. "$root/bench/mpirun.sh"
 args=(bench "$coll" -b "$from" -e "$to" -f 4 -n "${ITERS:-10}" -w "${WARMUP:-2}" -c 0
   --placement out --timeout 600s)
 settle
