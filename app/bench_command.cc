@@ -10,6 +10,7 @@
 #include "bench/alltoallv_plan.h"
 #include "bench/bench_config.h"
 #include "bench/sweep.h"
+#include "bench/wait_profile.h"
 #include "collectives/algorithms.h"
 #include "core/host_memory.h"
 #include "core/units.h"
@@ -170,6 +171,11 @@ int run(const RawOptions& raw) {
     job.shm_single_copy_from = *bytes;
   } else {
     std::fprintf(stderr, "ccscope: error: %s\n", bytes.status().message().c_str());
+    return kExitUsage;
+  }
+  // The wait sampler's period is worked out per rank; a bad override is refused here, once.
+  if (auto period = bench::samplePeriod(1, 1); !period) {
+    std::fprintf(stderr, "ccscope: error: %s\n", period.status().message().c_str());
     return kExitUsage;
   }
   if (Status s = reports::parseCriteria(raw.tolerance, raw.min_busbw, raw.max_lat, job.report.criteria);

@@ -8,10 +8,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/flight_record.h"
 #include "core/status.h"
@@ -54,11 +55,11 @@ nlohmann::json toJson(const WaitProfile& p, const StragglerVerdict& v, const std
                       const std::vector<std::string>& hosts);
 
 // The sampling period for a rank sharing its host with `ranks_on_host` ranks (itself included)
-// on `cores` cores: kBasePeriod while each rank has a core; oversubscribed, kBasePeriod times
+// on `cores` cores: kBaseSamplePeriod while each rank has a core; oversubscribed, that times
 // ceil(ranks/cores), so a host's samplers together wake each core no more often than with a core
 // per rank. Every wakeup preempts a rank that is copying: 8 ranks on 2 cores sampling every 5 ms
-// made all-to-all at 16 MiB 15% slower (docs/performance.md). CCSCOPE_WAIT_SAMPLE_PERIOD (a
-// duration: 5ms, 0.02s) overrides it; a bad value is an error.
+// made all-to-all at 16 MiB 15% slower in a fast spell of the VM (docs/performance.md).
+// CCSCOPE_WAIT_SAMPLE_PERIOD (a duration: 5ms, 0.02s) overrides it; a bad value is an error.
 inline constexpr std::chrono::microseconds kBaseSamplePeriod{5000};
 core::Result<std::chrono::microseconds> samplePeriod(int ranks_on_host, int cores);
 

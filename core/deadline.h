@@ -27,10 +27,11 @@ inline int64_t coarseNowNs() {
 }
 
 // The data path's bookkeeping clock (request and flight-recorder timestamps): while a thread of
-// the process ticks it (bench's wait sampler, every 5-20 ms), reading it is one relaxed load;
-// otherwise it is coarseNowNs(). Resolution a few milliseconds either way, more while the
-// ticking thread waits for a core on an oversubscribed machine (reported idle times can then be
-// long by a scheduling quantum); never for deadlines or measured latencies.
+// the process ticks it (bench's wait sampler, every 5 ms, longer on an oversubscribed host),
+// reading it is one relaxed load; otherwise it is coarseNowNs(). Resolution a few milliseconds
+// either way, tens on an oversubscribed host, where the ticking thread may also wait for a core
+// (reported idle times can then be long by a scheduling quantum); never for deadlines or
+// measured latencies.
 class TickClock {
  public:
   static int64_t now() {

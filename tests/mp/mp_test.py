@@ -663,6 +663,12 @@ def case_badinput(h, binary, mpirun, name):
         rc = h.wait(p, 30)
         check_one_line_error(h, p, rc, ["CCSCOPE_SHM_SINGLE_COPY_FROM", "lots"], p.wall)
         return
+    elif name == "bad_wait_sample_period":
+        p = h.start(bench(binary, "--np", "3", *small),
+                    {"CCSCOPE_WAIT_SAMPLE_PERIOD": "often"}, label="env")
+        rc = h.wait(p, 30)
+        check_one_line_error(h, p, rc, ["CCSCOPE_WAIT_SAMPLE_PERIOD", "often"], p.wall)
+        return
     elif name == "diagnose_bad_single_copy_env":
         p = h.start([binary, "diagnose", "--np", "2", "--timeout", "5s"],
                     {"CCSCOPE_SHM_SINGLE_COPY_FROM": "0"}, label="env")
