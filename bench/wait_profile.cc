@@ -93,8 +93,8 @@ core::Result<std::chrono::microseconds> samplePeriod(int ranks_on_host, int core
                       v));
     return std::chrono::microseconds(std::llround(*s * 1e6));
   }
-  const int per_core = (std::max(ranks_on_host, 1) + std::max(cores, 1) - 1) / std::max(cores, 1);
-  return kBaseSamplePeriod * per_core;
+  const int ranks = std::max(ranks_on_host, 1), usable = std::max(cores, 1);
+  return kBaseSamplePeriod * ((ranks + usable - 1) / usable);
 }
 
 WaitSampler::WaitSampler(const core::FlightRecorder* rec, int rank, int ranks,

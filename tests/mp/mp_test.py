@@ -616,6 +616,21 @@ def case_single_copy_env(h, binary, mpirun, command):
 def case_badinput(h, binary, mpirun, name):
     small = ["-b", "8", "-e", "8", "-n", "1", "-w", "0", "--timeout", "10s"]
     holder = None
+    # A bad value in an environment variable: refused once, before launching.
+    bad_env = {
+        "bad_single_copy_env": (bench(binary, "--np", "3", *small),
+                                "CCSCOPE_SHM_SINGLE_COPY_FROM", "lots", "lots"),
+        "bad_wait_sample_period": (bench(binary, "--np", "3", *small),
+                                   "CCSCOPE_WAIT_SAMPLE_PERIOD", "often", "often"),
+        "diagnose_bad_single_copy_env": ([binary, "diagnose", "--np", "2", "--timeout", "5s"],
+                                         "CCSCOPE_SHM_SINGLE_COPY_FROM", "0", "'0'"),
+    }
+    if name in bad_env:
+        argv, variable, value, word = bad_env[name]
+        p = h.start(argv, {variable: value}, label="env")
+        rc = h.wait(p, 30)
+        check_one_line_error(h, p, rc, [variable, word], p.wall)
+        return
     if name == "unknown_collective":
         argv, words = [binary, "bench", "allgatherx", "--np", "3"], ["allgatherx"]
     elif name == "min_gt_max":
@@ -656,24 +671,6 @@ def case_badinput(h, binary, mpirun, name):
         p = h.start(bench(binary, *small), torchrun_env(5, 4, free_port(), "t0k3n"), label="rank5")
         rc = h.wait(p, 30)
         check_one_line_error(h, p, rc, ["RANK", "WORLD_SIZE"], p.wall)
-        return
-    elif name == "bad_single_copy_env":
-        p = h.start(bench(binary, "--np", "3", *small),
-                    {"CCSCOPE_SHM_SINGLE_COPY_FROM": "lots"}, label="env")
-        rc = h.wait(p, 30)
-        check_one_line_error(h, p, rc, ["CCSCOPE_SHM_SINGLE_COPY_FROM", "lots"], p.wall)
-        return
-    elif name == "bad_wait_sample_period":
-        p = h.start(bench(binary, "--np", "3", *small),
-                    {"CCSCOPE_WAIT_SAMPLE_PERIOD": "often"}, label="env")
-        rc = h.wait(p, 30)
-        check_one_line_error(h, p, rc, ["CCSCOPE_WAIT_SAMPLE_PERIOD", "often"], p.wall)
-        return
-    elif name == "diagnose_bad_single_copy_env":
-        p = h.start([binary, "diagnose", "--np", "2", "--timeout", "5s"],
-                    {"CCSCOPE_SHM_SINGLE_COPY_FROM": "0"}, label="env")
-        rc = h.wait(p, 30)
-        check_one_line_error(h, p, rc, ["CCSCOPE_SHM_SINGLE_COPY_FROM", "'0'"], p.wall)
         return
     elif name == "port_in_use":
         holder, port = hold_port()
