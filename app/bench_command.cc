@@ -23,7 +23,8 @@ using core::Status;
 namespace {
 
 struct RawOptions {
-  std::string collective, min = "8", max = "64M", dtype = "float", op = "sum", algo;  // algo "": ring where it exists
+  std::string collective, min = "8", max = "64M", dtype = "float", op = "sum",
+                          algo;  // algo "": ring where it exists
   std::string transport = "shm", timeout = "60s", segment, store, store_bind = "", ifname;
   double factor = 2;
   std::string step;
@@ -65,7 +66,8 @@ Status checkAlgorithms(bench::BenchConfig& c) {
       return Status(core::Code::kInvalidArgument,
                     fmt::format("unknown algorithm '{}' for {} over {} (available: {}{})", a,
                                 collectives::collectiveName(c.collective), c.transport,
-                                fmt::join(known, ", "), c.transport == "mpi" ? "" : "; native needs --transport mpi"));
+                                fmt::join(known, ", "),
+                                c.transport == "mpi" ? "" : "; native needs --transport mpi"));
   if (c.transport != "mpi") return Status::ok();
   for (core::DataType t : c.dtypes)
     if (t == core::DataType::kHalf || t == core::DataType::kBfloat16)
@@ -110,7 +112,9 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
   if (r.algo.empty()) {
     auto names = collectives::algorithmNames(c.collective);
     bool ring = std::find(names.begin(), names.end(), "ring") != names.end();
-    c.algorithms = {c.transport == "mpi" ? "native" : ring || names.empty() ? "ring" : names.front()};
+    c.algorithms = {c.transport == "mpi"    ? "native"
+                    : ring || names.empty() ? "ring"
+                                            : names.front()};
   } else {
     c.algorithms = splitList(r.algo);
   }
@@ -122,7 +126,9 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
                   fmt::format("unknown transport '{}' (built in: shm, tcp, mpi)", c.transport));
   if (c.transport == "mpi") {  // "all" means all that MPI has
     if (r.dtype == "all")
-      std::erase_if(c.dtypes, [](auto t) { return t == core::DataType::kHalf || t == core::DataType::kBfloat16; });
+      std::erase_if(c.dtypes, [](auto t) {
+        return t == core::DataType::kHalf || t == core::DataType::kBfloat16;
+      });
     if (r.op == "all") std::erase(c.ops, core::ReduceOp::kAvg);
   }
   CCSCOPE_RETURN_IF_ERROR(checkAlgorithms(c));
@@ -178,20 +184,25 @@ int run(const RawOptions& raw) {
     std::fprintf(stderr, "ccscope: error: %s\n", period.status().message().c_str());
     return kExitUsage;
   }
-  if (Status s = reports::parseCriteria(raw.tolerance, raw.min_busbw, raw.max_lat, job.report.criteria);
+  if (Status s =
+          reports::parseCriteria(raw.tolerance, raw.min_busbw, raw.max_lat, job.report.criteria);
       !s.isOk()) {
     std::fprintf(stderr, "ccscope: error: %s\n", s.message().c_str());
     return kExitUsage;
   }
   LaunchOptions lo{raw.np, cfg->timeout_s, raw.store, raw.store_bind, raw.store_port};
   if (cfg->transport == "mpi" && !launchedExternally()) {
-    std::fprintf(stderr, "ccscope: error: --transport mpi runs under mpirun, e.g. mpirun "
-                 "--allow-run-as-root --oversubscribe -np 4 ccscope bench allreduce --transport mpi\n");
+    std::fprintf(
+        stderr,
+        "ccscope: error: --transport mpi runs under mpirun, e.g. mpirun "
+        "--allow-run-as-root --oversubscribe -np 4 ccscope bench allreduce --transport mpi\n");
     return kExitUsage;
   }
   return launchOrRun(lo, job.argv, [&](const launch::LaunchInfo& info) {
     if (cfg->root >= info.size) {
-      if (info.rank == 0) std::fprintf(stderr, "ccscope: error: --root %d is not a rank (0..%d)\n", cfg->root, info.size - 1);
+      if (info.rank == 0)
+        std::fprintf(stderr, "ccscope: error: --root %d is not a rank (0..%d)\n", cfg->root,
+                     info.size - 1);
       return static_cast<int>(kExitUsage);
     }
     if (Status s = checkBufferMemory(*cfg, info); !s.isOk()) {
@@ -217,14 +228,18 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("-n,--iters", raw->iters, "Timed iterations per size");
   b->add_option("-w,--warmup_iters", raw->warmup, "Warm-up iterations per size");
   b->add_option("-c,--check", raw->checks, "Checked runs per size and placement (0: none)");
-  b->add_option("-d,--dtype", raw->dtype, "int8,uint8,int32,uint32,int64,uint64,half,bfloat16,float,double or all");
+  b->add_option("-d,--dtype", raw->dtype,
+                "int8,uint8,int32,uint32,int64,uint64,half,bfloat16,float,double or all");
   b->add_option("-o,--op", raw->op, "sum,prod,min,max,avg or all");
-  b->add_option("--algo", raw->algo, "Algorithms, comma-separated, all, or auto (default: ring where it exists; native with --transport mpi)");
+  b->add_option("--algo", raw->algo,
+                "Algorithms, comma-separated, all, or auto (default: ring where it exists; native "
+                "with --transport mpi)");
   b->add_flag("--interleave", raw->interleave,
               "With several algorithms: take turns at each size (forward, then back, half the "
               "iterations each time) instead of one whole sweep each");
   b->add_option("--root", raw->root, "Root rank of broadcast")->check(CLI::NonNegativeNumber);
-  b->add_option("--a2av", raw->a2av, "alltoallv traffic: uniform, skewed:ALPHA, moe:EXPERTS,TOPK, file:PATH");
+  b->add_option("--a2av", raw->a2av,
+                "alltoallv traffic: uniform, skewed:ALPHA, moe:EXPERTS,TOPK, file:PATH");
   b->add_option("--transport", raw->transport, "shm, tcp or mpi");
   b->add_option("--np", raw->np, "Local ranks to start when no launcher is around")
       ->check(CLI::Range(1, 4096));
@@ -234,7 +249,8 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("--md", raw->job.report.md_path, "Write a Markdown summary (- for stdout)");
   b->add_option("--csv", raw->job.report.csv_path, "Write CSV");
   b->add_option("--junit", raw->job.report.junit_path, "Write JUnit XML");
-  b->add_option("--baseline", raw->job.report.baseline_path, "Compare with an earlier run's JSON Lines");
+  b->add_option("--baseline", raw->job.report.baseline_path,
+                "Compare with an earlier run's JSON Lines");
   b->add_option("--tolerance", raw->tolerance, "Regression tolerance (10%)");
   b->add_option("--min-busbw", raw->min_busbw, "SIZE=GBPS,... minimum busbw per size");
   b->add_option("--max-lat", raw->max_lat, "SIZE=US,... maximum p50 latency per size");
@@ -250,7 +266,8 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("--store-port", raw->store_port, "Port of the rendezvous store");
   b->add_option("--store-bind", raw->store_bind, "Address the rendezvous store binds to");
   b->add_option("--ifname", raw->ifname, "tcp: network interface to use");
-  b->add_option("--tcp-streams", raw->tcp_streams, "tcp: connections per peer")->check(CLI::Range(1, 64));
+  b->add_option("--tcp-streams", raw->tcp_streams, "tcp: connections per peer")
+      ->check(CLI::Range(1, 64));
   return {b, [raw] { return run(*raw); }};
 }
 

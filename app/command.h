@@ -2,9 +2,8 @@
 // Each subcommand lives in its own app/<name>_command.cc and returns an exit code (DESIGN.md §6).
 #pragma once
 
-#include <functional>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 
 namespace ccscope::app {
 

@@ -1,11 +1,11 @@
 #include "app/failure_report.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
 #include <regex>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "app/command.h"
 #include "diagnostics/live/flight_dump.h"
@@ -20,8 +20,8 @@ using core::Status;
 
 namespace {
 
-constexpr double kSettleSeconds = 3;     // for a stopped rank's heartbeats to go stale
-constexpr int kProbePort = 9;            // any port: a refusal proves the host answers
+constexpr double kSettleSeconds = 3;  // for a stopped rank's heartbeats to go stale
+constexpr int kProbePort = 9;         // any port: a refusal proves the host answers
 constexpr double kProbeSeconds = 1.5;
 
 // The store's table, once it shows a rank gone or frozen (or after the settle time).
@@ -31,7 +31,8 @@ core::Result<std::vector<launch::RankHealth>> settledTable(launch::StoreClient& 
     auto t = c.health(core::Deadline::afterSeconds(2));
     if (!t) return t;
     for (const auto& h : *t)
-      if (h.rank != c.rank() && (h.state == launch::RankState::kGone || h.state == launch::RankState::kFrozen))
+      if (h.rank != c.rank() &&
+          (h.state == launch::RankState::kGone || h.state == launch::RankState::kFrozen))
         return t;
     if (settle.expired()) return t;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -42,12 +43,20 @@ core::Result<std::vector<launch::RankHealth>> settledTable(launch::StoreClient& 
 
 int exitCodeFor(const Status& s) {
   switch (s.code()) {
-    case Code::kInvalidArgument: case Code::kUnsupported: return kExitUsage;
-    case Code::kUnavailable: return s.layer() == Layer::kBootstrap ? kExitHang : kExitMissing;
-    case Code::kDeadlineExceeded: case Code::kPeerClosed: case Code::kRemoteError:
-    case Code::kAborted: return kExitHang;
-    case Code::kWrongResults: return kExitWrongResults;
-    default: return kExitFailed;
+    case Code::kInvalidArgument:
+    case Code::kUnsupported:
+      return kExitUsage;
+    case Code::kUnavailable:
+      return s.layer() == Layer::kBootstrap ? kExitHang : kExitMissing;
+    case Code::kDeadlineExceeded:
+    case Code::kPeerClosed:
+    case Code::kRemoteError:
+    case Code::kAborted:
+      return kExitHang;
+    case Code::kWrongResults:
+      return kExitWrongResults;
+    default:
+      return kExitFailed;
   }
 }
 
@@ -59,8 +68,9 @@ reports::Diagnosis bootstrapDiagnosis(const Status& s, const FailureContext& ctx
   d.conclusive = true;
   d.confidence = "high";
   d.verdict = s.message();
-  d.next_step = "Check that every rank was started, that the rendezvous address and port are right "
-                "and free, and that no firewall rejects it.";
+  d.next_step =
+      "Check that every rank was started, that the rendezvous address and port are right "
+      "and free, and that no firewall rejects it.";
   // Something else answers on the rendezvous port: rank 0's store never started there.
   if (s.peer() == 0) {
     d.culprit.ranks.push_back(0);
@@ -69,7 +79,8 @@ reports::Diagnosis bootstrapDiagnosis(const Status& s, const FailureContext& ctx
     return d;
   }
   static const std::regex kMissing(R"((\d+) \((not-joined|gone|frozen)\))");
-  for (std::sregex_iterator it(s.message().begin(), s.message().end(), kMissing), end; it != end; ++it)
+  for (std::sregex_iterator it(s.message().begin(), s.message().end(), kMissing), end; it != end;
+       ++it)
     d.culprit.ranks.push_back(std::stoi((*it)[1]));
   if (d.culprit.ranks.empty()) {  // this rank could not join: nor can the others on its host
     int first = ctx.local_size > 0 ? ctx.rank - ctx.local_rank : ctx.rank;
@@ -112,15 +123,19 @@ int reportFailure(const Status& s, const FailureContext& ctx) {
   in.store_host = ctx.client->storeAddress().host;
   in.hosts = ctx.hosts;
   auto table = settledTable(*ctx.client);
-  if (table) in.table = std::move(*table);
-  else in.store_error = table.status().message();
+  if (table)
+    in.table = std::move(*table);
+  else
+    in.store_error = table.status().message();
   in.reachable = [](const std::string& addr) {
     return launch::tcpReachable(addr, kProbePort, core::Deadline::afterSeconds(kProbeSeconds));
   };
   emit(diagnostics::diagnoseHang(in), ctx);
   if (ctx.recorder) {
     std::string path = diagnostics::writeFlightDump(*ctx.recorder, ctx.rank, ctx.host);
-    if (!path.empty()) std::fprintf(stderr, "ccscope: rank %d: flight recorder dumped to %s\n", ctx.rank, path.c_str());
+    if (!path.empty())
+      std::fprintf(stderr, "ccscope: rank %d: flight recorder dumped to %s\n", ctx.rank,
+                   path.c_str());
   }
   return code;
 }

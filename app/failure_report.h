@@ -15,13 +15,13 @@ namespace ccscope::app {
 struct FailureContext {
   int rank = 0;
   std::string host;
-  launch::StoreClient* client = nullptr;           // null before the rendezvous
+  launch::StoreClient* client = nullptr;  // null before the rendezvous
   const core::FlightRecorder* recorder = nullptr;
-  reports::JsonLinesWriter* json = nullptr;         // rank 0's results file, if any
-  std::string json_path;                            // rank 0's --json, opened on demand
-  std::vector<std::string> hosts;                   // per rank, once known
-  std::string store_host;                           // the rendezvous address, when known
-  int local_rank = 0, local_size = 0;               // this host's ranks, from the launcher
+  reports::JsonLinesWriter* json = nullptr;  // rank 0's results file, if any
+  std::string json_path;                     // rank 0's --json, opened on demand
+  std::vector<std::string> hosts;            // per rank, once known
+  std::string store_host;                    // the rendezvous address, when known
+  int local_rank = 0, local_size = 0;        // this host's ranks, from the launcher
 };
 
 int exitCodeFor(const core::Status& s);

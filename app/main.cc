@@ -1,16 +1,15 @@
 // ccscope: collective-communication benchmark and diagnostics. Subcommands live in
 // app/<name>_command.cc; this file only dispatches and maps parse errors to exit code 2.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "app/bench_command.h"
 #include "app/command.h"
 #include "app/diagnose_command.h"
-#include "app/report_command.h"
 #include "app/info_command.h"
+#include "app/report_command.h"
 #ifdef CCSCOPE_HAVE_ANALYZE
 #include "app/analyze_command.h"
 #endif

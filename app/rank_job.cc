@@ -42,25 +42,37 @@ namespace {
 
 struct Fanout : reports::ResultSink {
   std::vector<reports::ResultSink*> sinks;
-  void onRun(const reports::RunMetadata& m) override { for (auto* s : sinks) s->onRun(m); }
-  void onSection(const std::string& t) override { for (auto* s : sinks) s->onSection(t); }
-  void onMeasurement(const reports::Measurement& m) override { for (auto* s : sinks) s->onMeasurement(m); }
-  void onProgress(int d, int t, double e) override { for (auto* s : sinks) s->onProgress(d, t, e); }
-  void onEnd(const reports::RunSummary& r) override { for (auto* s : sinks) s->onEnd(r); }
+  void onRun(const reports::RunMetadata& m) override {
+    for (auto* s : sinks) s->onRun(m);
+  }
+  void onSection(const std::string& t) override {
+    for (auto* s : sinks) s->onSection(t);
+  }
+  void onMeasurement(const reports::Measurement& m) override {
+    for (auto* s : sinks) s->onMeasurement(m);
+  }
+  void onProgress(int d, int t, double e) override {
+    for (auto* s : sinks) s->onProgress(d, t, e);
+  }
+  void onEnd(const reports::RunSummary& r) override {
+    for (auto* s : sinks) s->onEnd(r);
+  }
 };
 
 core::Result<std::vector<std::string>> gatherHosts(launch::StoreClient& c, double timeout_s) {
   CCSCOPE_RETURN_IF_ERROR(c.put(fmt::format("host/{}", c.rank()), hostName()));
   std::vector<std::string> hosts;  // every rank learns them: a cut-off host names its own ranks
   for (int r = 0; r < c.size(); ++r) {
-    CCSCOPE_ASSIGN_OR_RETURN(std::string h, c.get(fmt::format("host/{}", r), Deadline::afterSeconds(timeout_s)));
+    CCSCOPE_ASSIGN_OR_RETURN(std::string h,
+                             c.get(fmt::format("host/{}", r), Deadline::afterSeconds(timeout_s)));
     hosts.push_back(h);
   }
   return hosts;
 }
 
 // --html/--md/--csv/--junit and --baseline/thresholds on bench: the same writers as `report`.
-int writeRequestedReports(const reports::RecordCollector& collected, const reports::ReportOptions& r) {
+int writeRequestedReports(const reports::RecordCollector& collected,
+                          const reports::ReportOptions& r) {
   bool any = !r.html_path.empty() || !r.md_path.empty() || !r.csv_path.empty() ||
              !r.junit_path.empty() || !r.baseline_path.empty() || !r.criteria.limits.empty();
   if (!any) return kExitOk;
@@ -80,7 +92,8 @@ core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
     if (cfg.transport == "mpi" && algo == "native") return collectives::mpi::makeMpiBackend();
 #endif
     return Status(Code::kInvalidArgument, fmt::format("--algo {} is not available with --transport "
-                                                      "{} (native needs --transport mpi)", algo, cfg.transport));
+                                                      "{} (native needs --transport mpi)",
+                                                      algo, cfg.transport));
   }
   collectives::AlgorithmOptions ao{algo, cfg.segment_bytes, cfg.timeout_s, cfg.host_pages};
   CCSCOPE_ASSIGN_OR_RETURN(auto b, collectives::ScheduleBackend::create(*t, ao));
@@ -89,7 +102,8 @@ core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
 
 }  // namespace
 
-int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launch::LaunchInfo& info) {
+int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o,
+                 const launch::LaunchInfo& info) {
   if (o.bind_core) {  // first, so that every thread this rank starts inherits it
     auto cpus = core::allowedCpus();
     const int cpu = cpus ? core::cpuForLocalRank(*cpus, info.local_rank) : -1;
@@ -103,7 +117,8 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
   core::FlightRecorder recorder;  // declared first: the heartbeat thread reads it until rv dies
   Rendezvous rv;
   FailureContext fctx{info.rank, hostName(), nullptr, &recorder, nullptr, o.json_path, {}, ""};
-  if (auto hp = launch::parseHostPort(info.store); !info.store.empty() && hp) fctx.store_host = hp->host;
+  if (auto hp = launch::parseHostPort(info.store); !info.store.empty() && hp)
+    fctx.store_host = hp->host;
   fctx.local_rank = info.local_rank;
   fctx.local_size = info.local_size;
   auto fail = [&](Status s) {
@@ -153,7 +168,8 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
     }
   }
   reports::ResultSink& sink = info.rank == 0 ? static_cast<reports::ResultSink&>(fan) : null_sink;
-  sink.onRun(makeRunMetadata(cfg, o.argv, *hosts, launch::launchSourceName(info.source), cfg.transport));
+  sink.onRun(
+      makeRunMetadata(cfg, o.argv, *hosts, launch::launchSourceName(info.source), cfg.transport));
   reports::RunSummary total;
   double busbw_sum = 0;
   // MPI calls take no deadline: a watchdog ends a call stuck past the timeout.
@@ -167,7 +183,8 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
       },
       [&] {  // SIGUSR1: dump the flight recorder without stopping
         std::string path = diagnostics::writeFlightDump(recorder, info.rank, fctx.host);
-        std::fprintf(stderr, "ccscope: rank %d: flight recorder dumped to %s\n", info.rank, path.c_str());
+        std::fprintf(stderr, "ccscope: rank %d: flight recorder dumped to %s\n", info.rank,
+                     path.c_str());
       });
   // One sweep per algorithm, or with --interleave one sweep in which they take turns.
   std::vector<std::vector<std::string>> sweeps;
@@ -208,7 +225,8 @@ int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launc
       bench::WaitProfile waits = bench::WaitProfile::unflatten(info.size, flat);
       bench::StragglerVerdict v = bench::findStraggler(waits);
       if (recording && json) json->write(bench::toJson(waits, v, label, *hosts));
-      if (recording && v.rank >= 0) sink.onSection(fmt::format("{} ({})", v.text, (*hosts)[v.rank]));
+      if (recording && v.rank >= 0)
+        sink.onSection(fmt::format("{} ({})", v.text, (*hosts)[v.rank]));
     }
     total.rows += summary->rows;
     total.wrong_total += summary->wrong_total;

@@ -15,8 +15,8 @@ namespace ccscope::app {
 struct JobOptions {
   std::string json_path;
   reports::ReportOptions report;  // --html/--md/--csv/--junit/--baseline, thresholds
-  std::string store_bind;    // where rank 0 binds the store (external launchers)
-  std::string ifname;        // tcp: interface to use
+  std::string store_bind;         // where rank 0 binds the store (external launchers)
+  std::string ifname;             // tcp: interface to use
   int tcp_streams = 1;
   // shm: messages from this size go by one process_vm_readv instead of through the ring's
   // slots ($CCSCOPE_SHM_SINGLE_COPY_FROM; 0 = the transport's own: 32 KiB with a core per
@@ -27,6 +27,7 @@ struct JobOptions {
 };
 
 // Returns the process exit code (DESIGN.md §6).
-int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& opts, const launch::LaunchInfo& info);
+int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& opts,
+                 const launch::LaunchInfo& info);
 
 }  // namespace ccscope::app

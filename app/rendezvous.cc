@@ -1,10 +1,10 @@
 #include "app/rendezvous.h"
 
-#include <cstdlib>
-#include <thread>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <thread>
 
 #include "app/run_metadata.h"
 #ifdef CCSCOPE_HAVE_MPI
@@ -32,8 +32,10 @@ Status joinRendezvous(launch::LaunchInfo info, const std::string& store_bind, do
   if (broadcast) CCSCOPE_RETURN_IF_ERROR(collectives::mpi::initialize());
 #else
   if (broadcast && (info.store.empty() || info.token.empty()))
-    return Status(Code::kUnavailable, "started by mpirun but ccscope was built without MPI: set "
-                                      "CCSCOPE_STORE and CCSCOPE_JOB_TOKEN").withLayer(Layer::kBootstrap);
+    return Status(Code::kUnavailable,
+                  "started by mpirun but ccscope was built without MPI: set "
+                  "CCSCOPE_STORE and CCSCOPE_JOB_TOKEN")
+        .withLayer(Layer::kBootstrap);
   broadcast = false;
 #endif
   if (info.rank == 0 && info.token.empty()) info.token = launch::generateJobToken();
@@ -44,7 +46,8 @@ Status joinRendezvous(launch::LaunchInfo info, const std::string& store_bind, do
       CCSCOPE_ASSIGN_OR_RETURN(launch::HostPort bind_hp, launch::parseHostPort(info.store));
       port = bind_hp.port;
     }
-    CCSCOPE_ASSIGN_OR_RETURN(rv.server, launch::StoreServer::start(bind, port, info.token, info.size));
+    CCSCOPE_ASSIGN_OR_RETURN(rv.server,
+                             launch::StoreServer::start(bind, port, info.token, info.size));
     if (info.store.empty()) {
       const char* local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
       bool one_host = local_size && std::atoi(local_size) == info.size;
@@ -58,13 +61,16 @@ Status joinRendezvous(launch::LaunchInfo info, const std::string& store_bind, do
   }
 #endif
   if (info.token.empty())
-    return Status(Code::kInvalidArgument, "no job token: set CCSCOPE_JOB_TOKEN to the same secret "
-                                          "on every rank").withLayer(Layer::kBootstrap);
+    return Status(Code::kInvalidArgument,
+                  "no job token: set CCSCOPE_JOB_TOKEN to the same secret "
+                  "on every rank")
+        .withLayer(Layer::kBootstrap);
   if (info.token_is_weak && info.rank == 0)
     spdlog::warn("no CCSCOPE_JOB_TOKEN set: using a token derived from the job's public ids");
   CCSCOPE_ASSIGN_OR_RETURN(launch::HostPort hp, launch::parseHostPort(info.store));
-  CCSCOPE_ASSIGN_OR_RETURN(rv.client, launch::StoreClient::join(hp, info.token, info.rank, info.size,
-                                                                Deadline::afterSeconds(timeout_s)));
+  CCSCOPE_ASSIGN_OR_RETURN(rv.client,
+                           launch::StoreClient::join(hp, info.token, info.rank, info.size,
+                                                     Deadline::afterSeconds(timeout_s)));
   return Status::ok();
 }
 

@@ -18,8 +18,8 @@ struct Rendezvous {
   std::unique_ptr<launch::StoreClient> client;
 };
 
-core::Status joinRendezvous(launch::LaunchInfo info, const std::string& store_bind, double timeout_s,
-                            Rendezvous& rv);
+core::Status joinRendezvous(launch::LaunchInfo info, const std::string& store_bind,
+                            double timeout_s, Rendezvous& rv);
 // The rank hosting the store stays (briefly) until the other ranks stopped too, so that they
 // can still ask it who failed instead of finding the store gone.
 void lingerWhileOthersNeedTheStore(const Rendezvous& rv, int self);

@@ -1,11 +1,11 @@
 #include "app/report_command.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "reports/jsonl_reader.h"
 #include "reports/report_set.h"
@@ -66,12 +66,15 @@ Command addReportCommand(CLI::App& root) {
   sub->add_option("results", f->inputs, "JSON Lines files written by --json (several: merged)")
       ->required();
   sub->add_option("--html", f->options.html_path, "Self-contained HTML report with charts");
-  sub->add_option("--md", f->options.md_path, "Markdown summary (- for stdout, e.g. CI step summary)");
+  sub->add_option("--md", f->options.md_path,
+                  "Markdown summary (- for stdout, e.g. CI step summary)");
   sub->add_option("--csv", f->options.csv_path, "CSV, one row per result, units in column names");
   sub->add_option("--junit", f->options.junit_path, "JUnit XML, one testcase per result row");
-  sub->add_option("--baseline", f->options.baseline_path, "JSON Lines of a baseline run to compare with");
+  sub->add_option("--baseline", f->options.baseline_path,
+                  "JSON Lines of a baseline run to compare with");
   sub->add_option("--tolerance", f->tolerance, "Allowed slowdown beyond noise (default 10%)");
-  sub->add_option("--min-busbw", f->min_busbw, "Minimum busbw per size: SIZE=GBPS,... (1M=5,64M=20)");
+  sub->add_option("--min-busbw", f->min_busbw,
+                  "Minimum busbw per size: SIZE=GBPS,... (1M=5,64M=20)");
   sub->add_option("--max-lat", f->max_lat, "Maximum p50 latency per size: SIZE=US,... (8=50)");
   return {sub, [f] { return runReport(*f); }};
 }

@@ -1,10 +1,9 @@
 #include "app/run_metadata.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <ctime>
-
-#include <fmt/format.h>
 
 #include "launch/environment.h"
 #include "transports/component_report.h"
@@ -27,9 +26,10 @@ static bool selectedVariable(const std::string& k) {
   return false;
 }
 
-reports::RunMetadata makeRunMetadata(const bench::BenchConfig& cfg, const std::vector<std::string>& argv,
-                                     const std::vector<std::string>& hosts, const std::string& launcher,
-                                     const std::string& transport) {
+reports::RunMetadata makeRunMetadata(const bench::BenchConfig& cfg,
+                                     const std::vector<std::string>& argv,
+                                     const std::vector<std::string>& hosts,
+                                     const std::string& launcher, const std::string& transport) {
   reports::RunMetadata m;
   m.version = CCSCOPE_VERSION;
   m.argv = argv;

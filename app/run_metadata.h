@@ -10,9 +10,10 @@
 
 namespace ccscope::app {
 
-reports::RunMetadata makeRunMetadata(const bench::BenchConfig& cfg, const std::vector<std::string>& argv,
-                                     const std::vector<std::string>& hosts, const std::string& launcher,
-                                     const std::string& transport);
+reports::RunMetadata makeRunMetadata(const bench::BenchConfig& cfg,
+                                     const std::vector<std::string>& argv,
+                                     const std::vector<std::string>& hosts,
+                                     const std::string& launcher, const std::string& transport);
 std::string hostName();
 
 }  // namespace ccscope::app

@@ -12,8 +12,10 @@ std::atomic<bool> g_dump_requested{false};
 void onUsr1(int) { g_dump_requested.store(true, std::memory_order_relaxed); }
 }  // namespace
 
-Watchdog::Watchdog(double timeout_s, std::function<void(double)> on_hang, std::function<void()> on_dump)
-    : timeout_ns_(static_cast<int64_t>(timeout_s * 1e9)), on_hang_(std::move(on_hang)),
+Watchdog::Watchdog(double timeout_s, std::function<void(double)> on_hang,
+                   std::function<void()> on_dump)
+    : timeout_ns_(static_cast<int64_t>(timeout_s * 1e9)),
+      on_hang_(std::move(on_hang)),
       on_dump_(std::move(on_dump)) {
   if (on_dump_) {
     struct sigaction sa {};
@@ -47,7 +49,8 @@ namespace {
 
 class WatchedBackend final : public collectives::CollectiveBackend {
  public:
-  WatchedBackend(std::unique_ptr<CollectiveBackend> in, Watchdog& d) : in_(std::move(in)), dog_(d) {}
+  WatchedBackend(std::unique_ptr<CollectiveBackend> in, Watchdog& d)
+      : in_(std::move(in)), dog_(d) {}
   std::string algorithm() const override { return in_->algorithm(); }
   std::string transport() const override { return in_->transport(); }
   int rank() const override { return in_->rank(); }
@@ -58,8 +61,12 @@ class WatchedBackend final : public collectives::CollectiveBackend {
   char* sendBuffer() override { return in_->sendBuffer(); }
   char* recvBuffer() override { return in_->recvBuffer(); }
   Status prepare(const collectives::OpConfig& c) override { return in_->prepare(c); }
-  Status run(bool in_place, core::Deadline d) override { return guard([&] { return in_->run(in_place, d); }); }
-  Status barrier(core::Deadline d) override { return guard([&] { return in_->barrier(d); }); }
+  Status run(bool in_place, core::Deadline d) override {
+    return guard([&] { return in_->run(in_place, d); });
+  }
+  Status barrier(core::Deadline d) override {
+    return guard([&] { return in_->barrier(d); });
+  }
   Status maxDoubles(std::span<double> v, core::Deadline d) override {
     return guard([&] { return in_->maxDoubles(v, d); });
   }

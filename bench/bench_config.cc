@@ -15,7 +15,8 @@ std::vector<uint64_t> sweepSizes(const BenchConfig& cfg) {
   uint64_t b = cfg.min_bytes;
   while (b <= cfg.max_bytes) {
     out.push_back(b);
-    uint64_t next = cfg.step ? b + cfg.step : static_cast<uint64_t>(static_cast<double>(b) * cfg.factor);
+    uint64_t next =
+        cfg.step ? b + cfg.step : static_cast<uint64_t>(static_cast<double>(b) * cfg.factor);
     if (next <= b) break;
     b = next;
   }

@@ -23,11 +23,11 @@ struct BenchConfig {
   std::string transport = "shm";
   uint64_t min_bytes = 8;
   uint64_t max_bytes = 64ull << 20;
-  double factor = 2;      // multiplicative step (-f)
-  uint64_t step = 0;      // additive step (-i); wins over factor when non-zero
+  double factor = 2;  // multiplicative step (-f)
+  uint64_t step = 0;  // additive step (-i); wins over factor when non-zero
   int iters = 20;
   int warmup = 5;
-  int checks = 1;         // checked runs per size and placement; 0 disables checking
+  int checks = 1;  // checked runs per size and placement; 0 disables checking
   // --placement both|out|in: which of the out-of-place and in-place rows to measure.
   bool out_of_place = true;
   bool in_place = true;
@@ -36,8 +36,8 @@ struct BenchConfig {
   double timeout_s = 60;  // per collective operation
   size_t segment_bytes = 0;
   core::HostPages host_pages = core::HostPages::kHuge;  // --hugepages on|off
-  int root = 0;                 // broadcast
-  std::string a2av = "uniform";  // all-to-allv traffic (alltoallv_plan.h)
+  int root = 0;                                         // broadcast
+  std::string a2av = "uniform";                         // all-to-allv traffic (alltoallv_plan.h)
   // Test-only: CCSCOPE_TESTONLY_CORRUPT_RANK=r flips one output element of rank r per size.
   int corrupt_rank = -1;
   // Test-only: CCSCOPE_TESTONLY_MISMATCH=r:skip makes rank r skip one collective at the second

@@ -38,7 +38,9 @@ int main(int argc, char** argv) {
   ccscope::core::TickClock::tick();  // as the wait sampler does during a sweep
   double ticked = nsPerOp(n);
   ccscope::core::TickClock::stop();
-  std::printf("flight recorder, ns per operation: %.1f with the ticking clock (bench), %.1f "
-              "reading the coarse clock\n", ticked, unticked);
+  std::printf(
+      "flight recorder, ns per operation: %.1f with the ticking clock (bench), %.1f "
+      "reading the coarse clock\n",
+      ticked, unticked);
   return 0;
 }

@@ -43,10 +43,11 @@ int main(int argc, char** argv) {
     }
     std::sort(us.begin(), us.end());
     double p50 = us[us.size() / 2];
-    std::printf("{\"type\":\"result\",\"collective\":\"memcpy\",\"algorithm\":\"memcpy\","
-                "\"transport\":\"memory\",\"ranks\":1,\"bytes\":%llu,\"in_place\":false,"
-                "\"time_us\":%.3f,\"algbw_gbps\":%.4f,\"busbw_gbps\":%.4f,\"wrong\":-1}\n",
-                static_cast<unsigned long long>(b), p50, b / (p50 * 1e3), b / (p50 * 1e3));
+    std::printf(
+        "{\"type\":\"result\",\"collective\":\"memcpy\",\"algorithm\":\"memcpy\","
+        "\"transport\":\"memory\",\"ranks\":1,\"bytes\":%llu,\"in_place\":false,"
+        "\"time_us\":%.3f,\"algbw_gbps\":%.4f,\"busbw_gbps\":%.4f,\"wrong\":-1}\n",
+        static_cast<unsigned long long>(b), p50, b / (p50 * 1e3), b / (p50 * 1e3));
   }
   return 0;
 }

@@ -29,7 +29,8 @@ class SizeRunner {
 
   core::Result<int64_t> check(const OpConfig& op, bool in_place) {
     if (cfg_.checks == 0) return int64_t{-1};
-    CheckContext ctx{op.collective, op.dtype, op.op, b_.rank(), b_.size(), op.count, op.root, op.plan};
+    CheckContext ctx{op.collective, op.dtype, op.op,   b_.rank(),
+                     b_.size(),     op.count, op.root, op.plan};
     auto geo = collectives::geometry(op.collective, op.count, b_.size(), b_.rank(), op.plan);
     size_t elem = core::dataTypeSize(op.dtype);
     char* in = in_place ? b_.recvBuffer() + geo.in_place_in_offset * elem : b_.sendBuffer();
@@ -140,8 +141,8 @@ struct SizePlan {
   size_t max_bytes;  // largest buffer any rank needs for it
 };
 
-core::Result<std::vector<SizePlan>> planSizes(const BenchConfig& cfg, const std::vector<uint64_t>& sizes,
-                                              int ranks) {
+core::Result<std::vector<SizePlan>> planSizes(const BenchConfig& cfg,
+                                              const std::vector<uint64_t>& sizes, int ranks) {
   std::vector<SizePlan> out;
   for (uint64_t b : sizes) {
     size_t need = b;

@@ -59,7 +59,8 @@ StragglerVerdict findStraggler(const WaitProfile& p) {
   if (median < kMinMedianBlocked || v.blocked_share[suspect] > kStragglerRatio * median) return v;
   v.rank = suspect;
   v.text = fmt::format(
-      "straggler: rank {}: the others spent {:.0f}% of their waiting on it, and it waited in {:.0f}% "
+      "straggler: rank {}: the others spent {:.0f}% of their waiting on it, and it waited in "
+      "{:.0f}% "
       "of the sweep against a median of {:.0f}% for the others",
       suspect, 100 * v.waited_share[suspect], 100 * v.blocked_share[suspect], 100 * median);
   return v;

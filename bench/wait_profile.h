@@ -8,11 +8,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/flight_record.h"
 #include "core/status.h"
@@ -35,8 +34,8 @@ struct WaitProfile {
 };
 
 struct StragglerVerdict {
-  int rank = -1;             // -1: none found
-  std::string text;          // one line naming the rank and the numbers behind it
+  int rank = -1;                      // -1: none found
+  std::string text;                   // one line naming the rank and the numbers behind it
   std::vector<double> blocked_share;  // per rank: blocked samples / the most samples of any rank
   std::vector<double> waited_share;   // per rank: share of everyone's blocked samples spent on it
 };

@@ -11,7 +11,8 @@ std::span<const AlgorithmInfo> movementAlgorithms();
 std::span<const AlgorithmInfo> allAlgorithms() {
   static const std::vector<AlgorithmInfo> all = [] {
     std::vector<AlgorithmInfo> v;
-    for (auto part : {allreduceAlgorithms(), movementAlgorithms()}) v.insert(v.end(), part.begin(), part.end());
+    for (auto part : {allreduceAlgorithms(), movementAlgorithms()})
+      v.insert(v.end(), part.begin(), part.end());
     return v;
   }();
   return all;

@@ -1,10 +1,10 @@
 #include "collectives/auto_select.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "collectives/reduce_kernels.h"
 #include "collectives/schedule_backend.h"
@@ -96,7 +96,8 @@ core::Result<Calibration> calibrate(transports::Transport& t, core::HostPages pa
     // gamma: this core reducing floats out of cache-cold-ish buffers.
     auto sum = reduceKernel(core::DataType::kFloat, core::ReduceOp::kSum);
     int64_t g0 = core::nowNs();
-    for (int i = 0; i < kLargeRounds; ++i) sum(buf.data(), buf.data(), buf.data() + kLargeBytes, kLargeBytes / 4);
+    for (int i = 0; i < kLargeRounds; ++i)
+      sum(buf.data(), buf.data(), buf.data() + kLargeBytes, kLargeBytes / 4);
     double gamma = (core::nowNs() - g0) / 1e9 / kLargeRounds / kLargeBytes;
     double v[3] = {small, large, gamma};
     CCSCOPE_RETURN_IF_ERROR(max_over_ranks(v));
@@ -159,7 +160,6 @@ std::vector<uint64_t> anchorCounts(Collective c, int ranks, size_t elem, size_t 
   }
   return out;
 }
-
 
 core::Result<Corrections> measureCandidates(
     Collective c, int ranks, size_t elem, size_t max_bytes, const CostParams& cost,

@@ -44,7 +44,7 @@ struct Corrections {
   std::vector<double> bytes;
   std::vector<std::pair<std::string, std::vector<double>>> ratio;  // per algorithm, per anchor
   std::vector<double> measured_to;  // per algorithm (as ratio): the largest anchor it ran at
-  double seconds = 0;  // how long measuring took
+  double seconds = 0;               // how long measuring took
   // One line per anchor, us per operation ("-": pruned): "65536 B: ring 11.2 tree 12.0 ...".
   std::string table;
   // The ratio at `bytes`, linear in log(bytes) between anchors, flat beyond; 1 if not measured.
@@ -85,7 +85,7 @@ struct Choice {
   std::vector<std::pair<std::string, double>> predicted_s;  // every candidate, cheapest first
   std::vector<std::pair<std::string, double>> timed_s;      // timed at the size, fastest first
   std::vector<std::string> extrapolated;  // candidates whose prediction is a guess at this size
-  double timing_seconds = 0;                                // how long timing them took
+  double timing_seconds = 0;              // how long timing them took
   // "rabenseifner 12.1 us < ring 15.3 us < tree 20.0 us", then, when candidates were timed at
   // the size itself, "; timed at this size in 0.03 s: ring 14.0 us < rabenseifner 14.9 us".
   std::string explain() const;

@@ -1,8 +1,8 @@
 #include "collectives/collective.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace ccscope::collectives {
 
@@ -15,13 +15,20 @@ constexpr Collective kAll[] = {Collective::kAllreduce, Collective::kReduceScatte
 
 const char* collectiveName(Collective c) {
   switch (c) {
-    case Collective::kAllreduce: return "allreduce";
-    case Collective::kReduceScatter: return "reducescatter";
-    case Collective::kAllgather: return "allgather";
-    case Collective::kAlltoall: return "alltoall";
-    case Collective::kAlltoallv: return "alltoallv";
-    case Collective::kBroadcast: return "broadcast";
-    case Collective::kSendrecv: return "sendrecv";
+    case Collective::kAllreduce:
+      return "allreduce";
+    case Collective::kReduceScatter:
+      return "reducescatter";
+    case Collective::kAllgather:
+      return "allgather";
+    case Collective::kAlltoall:
+      return "alltoall";
+    case Collective::kAlltoallv:
+      return "alltoallv";
+    case Collective::kBroadcast:
+      return "broadcast";
+    case Collective::kSendrecv:
+      return "sendrecv";
   }
   return "?";
 }
@@ -97,7 +104,9 @@ uint64_t AlltoallvPlan::maxVolume() const {
 
 uint64_t roundCount(Collective c, uint64_t count, int ranks) {
   switch (c) {
-    case Collective::kReduceScatter: case Collective::kAllgather: case Collective::kAlltoall:
+    case Collective::kReduceScatter:
+    case Collective::kAllgather:
+    case Collective::kAlltoall:
       return count / ranks * ranks;
     default:
       return count;
@@ -108,7 +117,9 @@ Geometry geometry(Collective c, uint64_t count, int ranks, int rank, const Allto
   Geometry g;
   const uint64_t block = count / std::max(1, ranks);
   switch (c) {
-    case Collective::kAllreduce: case Collective::kBroadcast: case Collective::kSendrecv:
+    case Collective::kAllreduce:
+    case Collective::kBroadcast:
+    case Collective::kSendrecv:
     case Collective::kAlltoall:
       g.in_elems = g.out_elems = count;
       break;

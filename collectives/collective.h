@@ -11,7 +11,15 @@
 
 namespace ccscope::collectives {
 
-enum class Collective { kAllreduce, kReduceScatter, kAllgather, kAlltoall, kAlltoallv, kBroadcast, kSendrecv };
+enum class Collective {
+  kAllreduce,
+  kReduceScatter,
+  kAllgather,
+  kAlltoall,
+  kAlltoallv,
+  kBroadcast,
+  kSendrecv
+};
 
 const char* collectiveName(Collective c);
 core::Result<Collective> parseCollective(const std::string& s);

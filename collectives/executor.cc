@@ -1,10 +1,10 @@
 #include "collectives/executor.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
-
-#include <fmt/format.h>
 
 namespace ccscope::collectives {
 
@@ -48,8 +48,9 @@ void Executor::prepare(const Schedule& s, core::DataType dtype, core::ReduceOp o
 }
 
 char* Executor::addr(const Buffers& bufs, const Span& s) const {
-  const transports::MemoryRegion& mr =
-      s.buf == Buf::kInput ? bufs.input : s.buf == Buf::kOutput ? bufs.output : bufs.scratch;
+  const transports::MemoryRegion& mr = s.buf == Buf::kInput    ? bufs.input
+                                       : s.buf == Buf::kOutput ? bufs.output
+                                                               : bufs.scratch;
   return mr.base + s.offset * elem_;
 }
 
@@ -96,11 +97,12 @@ Status Executor::postComm(transports::Transport& t, const Buffers& bufs, uint32_
   const Op& o = sched_->ops[op];
   // Top bit: channel; next 7 bits: the call number, so a rank one collective ahead of its peer
   // is caught as a tag mismatch; low 24 bits: the message's index in the schedule.
-  uint32_t tag = (channel_ << 31) | (static_cast<uint32_t>(calls_ & 0x7f) << 24) |
-                 (o.tag & 0xffffff);
+  uint32_t tag =
+      (channel_ << 31) | (static_cast<uint32_t>(calls_ & 0x7f) << 24) | (o.tag & 0xffffff);
   const Span& sp = o.kind == OpKind::kSend ? o.a : o.dst;
-  const transports::MemoryRegion& mr =
-      sp.buf == Buf::kInput ? bufs.input : sp.buf == Buf::kOutput ? bufs.output : bufs.scratch;
+  const transports::MemoryRegion& mr = sp.buf == Buf::kInput    ? bufs.input
+                                       : sp.buf == Buf::kOutput ? bufs.output
+                                                                : bufs.scratch;
   size_t off = sp.offset * elem_, len = o.count * elem_;
   auto r = o.kind == OpKind::kSend ? t.postSend(o.peer, tag, mr, off, len)
                                    : t.postRecv(o.peer, tag, mr, off, len);
@@ -141,7 +143,8 @@ Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadli
     for (size_t lane = 0; lane < lanes_.size(); ++lane) {
       auto& order = lanes_[lane];
       uint32_t& cur = lane_cursor_[lane];
-      while (cur < order.size() && ready_[order[cur]]) CCSCOPE_RETURN_IF_ERROR(postComm(t, bufs, order[cur++]));
+      while (cur < order.size() && ready_[order[cur]])
+        CCSCOPE_RETURN_IF_ERROR(postComm(t, bufs, order[cur++]));
     }
     if (!local_queue_.empty()) {
       uint32_t op = local_queue_.back();
@@ -160,7 +163,10 @@ Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadli
       return s.prepend(fmt::format("collective #{} step {} of {}", calls_, done_, ops.size()));
     }
     for (size_t i = 0; i < outstanding_.size();) {
-      if (!t.requests().finished(outstanding_[i])) { ++i; continue; }
+      if (!t.requests().finished(outstanding_[i])) {
+        ++i;
+        continue;
+      }
       Status s = t.requests().release(outstanding_[i]);
       uint32_t op = outstanding_op_[i];
       outstanding_[i] = outstanding_.back();

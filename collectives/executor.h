@@ -10,8 +10,8 @@
 #include "collectives/reduce_kernels.h"
 #include "collectives/schedule.h"
 #include "core/deadline.h"
-#include "core/flight_record.h"
 #include "core/dtype.h"
+#include "core/flight_record.h"
 #include "core/status.h"
 #include "transports/transport.h"
 
@@ -55,9 +55,9 @@ class Executor {
   uint32_t channel_ = 0;
   uint32_t corrupt_op_ = UINT32_MAX;  // an op writing the output: its first element is flipped
 
-  std::vector<uint32_t> remaining_;       // unmet dependencies per op
-  std::vector<uint8_t> ready_;            // dependencies met (comm ops wait for their turn)
-  std::vector<uint32_t> local_queue_;     // ready local ops (stack)
+  std::vector<uint32_t> remaining_;    // unmet dependencies per op
+  std::vector<uint8_t> ready_;         // dependencies met (comm ops wait for their turn)
+  std::vector<uint32_t> local_queue_;  // ready local ops (stack)
   // Per (peer, direction): the schedule's comm ops in order, and how many were posted.
   std::vector<std::vector<uint32_t>> lanes_;
   std::vector<uint32_t> lane_of_, lane_cursor_;

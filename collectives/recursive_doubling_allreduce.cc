@@ -20,7 +20,6 @@ namespace {
 
 Span at(Span s, uint64_t off) { return {s.buf, s.offset + off}; }
 
-
 }  // namespace
 
 Schedule recursiveDoublingAllreduceSchedule(int rank, int ranks, uint64_t count,

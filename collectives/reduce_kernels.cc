@@ -29,10 +29,15 @@ void scaleLoop(void* dst, size_t n, int divisor) {
 template <typename T>
 ReduceFn forOp(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: case ReduceOp::kAvg: return reduceLoop<T, ReduceOp::kSum>;
-    case ReduceOp::kProd: return reduceLoop<T, ReduceOp::kProd>;
-    case ReduceOp::kMin: return reduceLoop<T, ReduceOp::kMin>;
-    case ReduceOp::kMax: return reduceLoop<T, ReduceOp::kMax>;
+    case ReduceOp::kSum:
+    case ReduceOp::kAvg:
+      return reduceLoop<T, ReduceOp::kSum>;
+    case ReduceOp::kProd:
+      return reduceLoop<T, ReduceOp::kProd>;
+    case ReduceOp::kMin:
+      return reduceLoop<T, ReduceOp::kMin>;
+    case ReduceOp::kMax:
+      return reduceLoop<T, ReduceOp::kMax>;
   }
   return nullptr;
 }

@@ -22,7 +22,9 @@ struct Chunking {
   uint64_t offset(int c) const { return partOffset(count, ranks, c); }
   uint64_t length(int c) const { return offset(c + 1) - offset(c); }
   // A zero-length chunk still carries one (empty) message so both sides stay in step.
-  uint64_t segments(int c) const { return std::max<uint64_t>(1, (length(c) + segment - 1) / segment); }
+  uint64_t segments(int c) const {
+    return std::max<uint64_t>(1, (length(c) + segment - 1) / segment);
+  }
   uint64_t segOffset(int c, uint64_t g) const { return std::min(length(c), g * segment); }
   uint64_t segLength(int c, uint64_t g) const {
     return std::min(length(c), (g + 1) * segment) - segOffset(c, g);
@@ -43,7 +45,7 @@ Schedule ringAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t seg
   // ends of every message agree; chunk 0 is the largest, so it bounds the segments per step.
   const uint64_t tags_per_step = ch.segments(0);
   uint32_t step_base = 0;
-  std::vector<uint32_t> produced;       // per segment: the op that last wrote it (to send next)
+  std::vector<uint32_t> produced;  // per segment: the op that last wrote it (to send next)
   std::vector<std::vector<uint32_t>> reduced(2);  // per scratch half, per segment: its reduce op
   for (int k = 0; k < ranks - 1; ++k) {
     int send_c = mod(rank - k, ranks), recv_c = mod(rank - k - 1, ranks);
@@ -56,19 +58,28 @@ Schedule ringAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t seg
       const uint32_t tag = step_base + static_cast<uint32_t>(g);
       if (g < ch.segments(send_c)) {
         uint32_t after = (k > 0 && g < produced.size()) ? produced[g] : UINT32_MAX;
-        s.add(Op{.kind = OpKind::kSend, .peer = right, .tag = tag,
+        s.add(Op{.kind = OpKind::kSend,
+                 .peer = right,
+                 .tag = tag,
                  .a = {src_buf, ch.offset(send_c) + ch.segOffset(send_c, g)},
-                 .count = ch.segLength(send_c, g)}, {after});
+                 .count = ch.segLength(send_c, g)},
+              {after});
       }
       if (g < ch.segments(recv_c)) {
         uint64_t scratch_off = (k % 2) * max_chunk + ch.segOffset(recv_c, g);
         uint64_t out_off = ch.offset(recv_c) + ch.segOffset(recv_c, g);
-        uint32_t r = s.add(Op{.kind = OpKind::kRecv, .peer = left, .tag = tag,
-                              .dst = {Buf::kScratch, scratch_off}, .count = ch.segLength(recv_c, g)},
+        uint32_t r = s.add(Op{.kind = OpKind::kRecv,
+                              .peer = left,
+                              .tag = tag,
+                              .dst = {Buf::kScratch, scratch_off},
+                              .count = ch.segLength(recv_c, g)},
                            {half[g]});
-        now[g] = half[g] = s.add(Op{.kind = OpKind::kReduce, .dst = {Buf::kOutput, out_off},
-                                    .a = {Buf::kInput, out_off}, .b = {Buf::kScratch, scratch_off},
-                                    .count = ch.segLength(recv_c, g)}, {r});
+        now[g] = half[g] = s.add(Op{.kind = OpKind::kReduce,
+                                    .dst = {Buf::kOutput, out_off},
+                                    .a = {Buf::kInput, out_off},
+                                    .b = {Buf::kScratch, scratch_off},
+                                    .count = ch.segLength(recv_c, g)},
+                                 {r});
       }
     }
     produced = now;
@@ -80,7 +91,8 @@ Schedule ringAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t seg
     for (uint64_t g = 0; g < ch.segments(owned); ++g)
       produced[g] = s.add(Op{.kind = OpKind::kScale,
                              .dst = {Buf::kOutput, ch.offset(owned) + ch.segOffset(owned, g)},
-                             .count = ch.segLength(owned, g)}, {produced[g]});
+                             .count = ch.segLength(owned, g)},
+                          {produced[g]});
   for (int k = 0; k < ranks - 1; ++k) {
     int send_c = mod(rank + 1 - k, ranks), recv_c = mod(rank - k, ranks);
     uint64_t segs = std::max(ch.segments(send_c), ch.segments(recv_c));
@@ -88,11 +100,16 @@ Schedule ringAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t seg
     for (uint64_t g = 0; g < segs; ++g) {
       const uint32_t tag = step_base + static_cast<uint32_t>(g);
       if (g < ch.segments(send_c))
-        s.add(Op{.kind = OpKind::kSend, .peer = right, .tag = tag,
+        s.add(Op{.kind = OpKind::kSend,
+                 .peer = right,
+                 .tag = tag,
                  .a = {Buf::kOutput, ch.offset(send_c) + ch.segOffset(send_c, g)},
-                 .count = ch.segLength(send_c, g)}, {g < produced.size() ? produced[g] : UINT32_MAX});
+                 .count = ch.segLength(send_c, g)},
+              {g < produced.size() ? produced[g] : UINT32_MAX});
       if (g < ch.segments(recv_c))
-        now[g] = s.add(Op{.kind = OpKind::kRecv, .peer = left, .tag = tag,
+        now[g] = s.add(Op{.kind = OpKind::kRecv,
+                          .peer = left,
+                          .tag = tag,
                           .dst = {Buf::kOutput, ch.offset(recv_c) + ch.segOffset(recv_c, g)},
                           .count = ch.segLength(recv_c, g)});
     }

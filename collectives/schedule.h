@@ -23,12 +23,12 @@ struct Span {
 
 struct Op {
   OpKind kind = OpKind::kCopy;
-  int peer = -1;         // send/recv
-  uint32_t tag = 0;      // send/recv: the pair's message index, equal on both sides
-  Span dst{};            // recv target; reduce/copy/scale destination
-  Span a{};                // send source; reduce first operand; copy source
-  Span b{};                // reduce second operand (dst = a op b)
-  uint64_t count = 0;    // elements
+  int peer = -1;       // send/recv
+  uint32_t tag = 0;    // send/recv: the pair's message index, equal on both sides
+  Span dst{};          // recv target; reduce/copy/scale destination
+  Span a{};            // send source; reduce first operand; copy source
+  Span b{};            // reduce second operand (dst = a op b)
+  uint64_t count = 0;  // elements
   uint32_t dep_begin = 0, dep_count = 0;    // into Schedule::deps
   uint32_t next_begin = 0, next_count = 0;  // into Schedule::dependents (filled by finalize)
 };

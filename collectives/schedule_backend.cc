@@ -14,7 +14,7 @@ using core::Status;
 
 namespace {
 constexpr size_t kMaxSegmentBytes = 1 << 20;
-constexpr size_t kAuxElems = 4096;              // statistics vectors reduced by the harness
+constexpr size_t kAuxElems = 4096;  // statistics vectors reduced by the harness
 }  // namespace
 
 core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transports::Transport& t,
@@ -44,9 +44,10 @@ core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transport
 std::string ScheduleBackend::setupNote() const {
   if (opts_.algorithm != "auto") return "";
   const CostParams& c = calibration_.cost;
-  return fmt::format("auto: cost model calibrated in {:.2f} s: alpha {:.2f} us, beta {:.3f} ns/B, "
-                     "gamma {:.3f} ns/B",
-                     calibration_.seconds, c.alpha * 1e6, c.beta * 1e9, c.gamma * 1e9);
+  return fmt::format(
+      "auto: cost model calibrated in {:.2f} s: alpha {:.2f} us, beta {:.3f} ns/B, "
+      "gamma {:.3f} ns/B",
+      calibration_.seconds, c.alpha * 1e6, c.beta * 1e9, c.gamma * 1e9);
 }
 
 Status ScheduleBackend::allocate(size_t max_bytes, core::HostPages pages) {
@@ -94,9 +95,9 @@ uint64_t ScheduleBackend::segmentElems(const OpConfig& cfg) const {
   // Measured (docs/performance.md): two segments per chunk already overlap reduction with
   // transfer; more segments only add per-message cost, most of all when oversubscribed.
   size_t min_seg = t_.caps().min_segment_bytes * (t_.oversubscribed() ? 2 : 1);
-  size_t seg_bytes = opts_.segment_bytes
-                         ? opts_.segment_bytes
-                         : std::clamp(chunk_bytes / 2, min_seg, std::max(min_seg, kMaxSegmentBytes));
+  size_t seg_bytes = opts_.segment_bytes ? opts_.segment_bytes
+                                         : std::clamp(chunk_bytes / 2, min_seg,
+                                                      std::max(min_seg, kMaxSegmentBytes));
   return std::max<size_t>(1, seg_bytes / elem);
 }
 
@@ -134,14 +135,15 @@ Status ScheduleBackend::prepare(const OpConfig& cfg) {
     algo = findAlgorithm(cfg.collective, opts_.algorithm);
   }
   if (!algo)
-    return Status(Code::kInvalidArgument,
-                  fmt::format("no algorithm '{}' for {}", opts_.algorithm, collectiveName(cfg.collective)));
+    return Status(Code::kInvalidArgument, fmt::format("no algorithm '{}' for {}", opts_.algorithm,
+                                                      collectiveName(cfg.collective)));
   size_t elem = core::dataTypeSize(cfg.dtype);
   geo_ = geometry(cfg.collective, cfg.count, size(), rank(), cfg.plan);
   if (!send_ || std::max(geo_.in_elems, geo_.out_elems) * elem > send_->size())
     return Status(Code::kInternal, "prepare() beyond the allocated buffers");
-  ScheduleParams p{cfg.collective, rank(), size(), cfg.count, segmentElems(cfg),
-                   cfg.op == core::ReduceOp::kAvg, cfg.root, cfg.plan};
+  ScheduleParams p{
+      cfg.collective, rank(),  size(), cfg.count, segmentElems(cfg), cfg.op == core::ReduceOp::kAvg,
+      cfg.root,       cfg.plan};
   sched_ = algo->build(p);
   CCSCOPE_RETURN_IF_ERROR(ensureScratch(sched_.scratch_elems * elem));
   exec_.prepare(sched_, cfg.dtype, cfg.op);
@@ -159,8 +161,9 @@ core::Result<double> ScheduleBackend::timeAlgorithm(const AlgorithmInfo& a, cons
   op.root = 0;
   op.plan = nullptr;
   const size_t elem = core::dataTypeSize(cfg.dtype);
-  ScheduleParams p{a.collective, rank(), size(), count, segmentElems(op),
-                   cfg.op == core::ReduceOp::kAvg, 0, nullptr};
+  ScheduleParams p{
+      a.collective, rank(), size(), count, segmentElems(op), cfg.op == core::ReduceOp::kAvg, 0,
+      nullptr};
   calib_sched_ = a.build(p);
   CCSCOPE_RETURN_IF_ERROR(ensureScratch(calib_sched_.scratch_elems * elem));
   exec_.prepare(calib_sched_, cfg.dtype, cfg.op);
@@ -257,12 +260,12 @@ Status ScheduleBackend::smallAllreduce(void* data, size_t count, core::DataType 
 }
 
 Status ScheduleBackend::maxDoubles(std::span<double> v, core::Deadline deadline) {
-  return smallAllreduce(v.data(), v.size(), core::DataType::kDouble, core::ReduceOp::kMax, deadline);
+  return smallAllreduce(v.data(), v.size(), core::DataType::kDouble, core::ReduceOp::kMax,
+                        deadline);
 }
 
 Status ScheduleBackend::sumInts(std::span<int64_t> v, core::Deadline deadline) {
   return smallAllreduce(v.data(), v.size(), core::DataType::kInt64, core::ReduceOp::kSum, deadline);
 }
-
 
 }  // namespace ccscope::collectives

@@ -8,7 +8,7 @@ namespace ccscope::core {
 [[noreturn]] void checkFailed(const char* file, int line, const char* expr, std::string_view msg);
 }
 
-#define CCSCOPE_CHECK(cond, msg)                                             \
-  do {                                                                       \
+#define CCSCOPE_CHECK(cond, msg)                                                 \
+  do {                                                                           \
     if (!(cond)) ::ccscope::core::checkFailed(__FILE__, __LINE__, #cond, (msg)); \
   } while (0)

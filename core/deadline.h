@@ -48,7 +48,9 @@ class TickClock {
 class Deadline {
  public:
   static Deadline after(std::chrono::nanoseconds d) { return Deadline(nowNs() + d.count()); }
-  static Deadline afterSeconds(double s) { return Deadline(nowNs() + static_cast<int64_t>(s * 1e9)); }
+  static Deadline afterSeconds(double s) {
+    return Deadline(nowNs() + static_cast<int64_t>(s * 1e9));
+  }
   static Deadline never() { return Deadline(INT64_MAX); }
 
   bool expired() const { return nowNs() >= at_ns_; }

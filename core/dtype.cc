@@ -6,37 +6,62 @@ namespace ccscope::core {
 
 size_t dataTypeSize(DataType t) {
   switch (t) {
-    case DataType::kInt8: case DataType::kUint8: return 1;
-    case DataType::kHalf: case DataType::kBfloat16: return 2;
-    case DataType::kInt32: case DataType::kUint32: case DataType::kFloat: return 4;
-    case DataType::kInt64: case DataType::kUint64: case DataType::kDouble: return 8;
+    case DataType::kInt8:
+    case DataType::kUint8:
+      return 1;
+    case DataType::kHalf:
+    case DataType::kBfloat16:
+      return 2;
+    case DataType::kInt32:
+    case DataType::kUint32:
+    case DataType::kFloat:
+      return 4;
+    case DataType::kInt64:
+    case DataType::kUint64:
+    case DataType::kDouble:
+      return 8;
   }
   return 1;
 }
 
 const char* dataTypeName(DataType t) {
   switch (t) {
-    case DataType::kInt8: return "int8";
-    case DataType::kUint8: return "uint8";
-    case DataType::kInt32: return "int32";
-    case DataType::kUint32: return "uint32";
-    case DataType::kInt64: return "int64";
-    case DataType::kUint64: return "uint64";
-    case DataType::kHalf: return "half";
-    case DataType::kBfloat16: return "bfloat16";
-    case DataType::kFloat: return "float";
-    case DataType::kDouble: return "double";
+    case DataType::kInt8:
+      return "int8";
+    case DataType::kUint8:
+      return "uint8";
+    case DataType::kInt32:
+      return "int32";
+    case DataType::kUint32:
+      return "uint32";
+    case DataType::kInt64:
+      return "int64";
+    case DataType::kUint64:
+      return "uint64";
+    case DataType::kHalf:
+      return "half";
+    case DataType::kBfloat16:
+      return "bfloat16";
+    case DataType::kFloat:
+      return "float";
+    case DataType::kDouble:
+      return "double";
   }
   return "?";
 }
 
 const char* reduceOpName(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return "sum";
-    case ReduceOp::kProd: return "prod";
-    case ReduceOp::kMin: return "min";
-    case ReduceOp::kMax: return "max";
-    case ReduceOp::kAvg: return "avg";
+    case ReduceOp::kSum:
+      return "sum";
+    case ReduceOp::kProd:
+      return "prod";
+    case ReduceOp::kMin:
+      return "min";
+    case ReduceOp::kMax:
+      return "max";
+    case ReduceOp::kAvg:
+      return "avg";
   }
   return "?";
 }
@@ -50,7 +75,8 @@ Result<DataType> parseDataType(std::string_view s) {
   if (s == "fp64" || s == "float64") return DataType::kDouble;
   return Status(Code::kInvalidArgument,
                 fmt::format("unknown dtype '{}' (int8, uint8, int32, uint32, int64, uint64, half, "
-                            "bfloat16, float, double, or all)", s));
+                            "bfloat16, float, double, or all)",
+                            s));
 }
 
 Result<ReduceOp> parseReduceOp(std::string_view s) {
@@ -86,9 +112,9 @@ Half toHalf(float f) {
   uint32_t u = floatToBits(f);
   uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
   uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return {static_cast<uint16_t>(sign | 0x7e00u)};  // NaN
+  if (a > 0x7f800000u) return {static_cast<uint16_t>(sign | 0x7e00u)};   // NaN
   if (a >= 0x477ff000u) return {static_cast<uint16_t>(sign | 0x7c00u)};  // overflow -> inf
-  if (a < 0x38800000u) {  // result is subnormal or zero: let float rounding do the work
+  if (a < 0x38800000u) {              // result is subnormal or zero: let float rounding do the work
     float v = bitsToFloat(a) + 0.5f;  // 0.5 = 2^-1; ulp there is 2^-24 = half's subnormal step
     return {static_cast<uint16_t>(sign | (floatToBits(v) - 0x3f000000u))};
   }

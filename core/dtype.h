@@ -13,12 +13,23 @@
 
 namespace ccscope::core {
 
-enum class DataType { kInt8, kUint8, kInt32, kUint32, kInt64, kUint64, kHalf, kBfloat16, kFloat, kDouble };
+enum class DataType {
+  kInt8,
+  kUint8,
+  kInt32,
+  kUint32,
+  kInt64,
+  kUint64,
+  kHalf,
+  kBfloat16,
+  kFloat,
+  kDouble
+};
 enum class ReduceOp { kSum, kProd, kMin, kMax, kAvg };
 
 inline constexpr DataType kAllDataTypes[] = {
-    DataType::kInt8,  DataType::kUint8, DataType::kInt32,    DataType::kUint32, DataType::kInt64,
-    DataType::kUint64, DataType::kHalf, DataType::kBfloat16, DataType::kFloat,  DataType::kDouble};
+    DataType::kInt8,   DataType::kUint8, DataType::kInt32,    DataType::kUint32, DataType::kInt64,
+    DataType::kUint64, DataType::kHalf,  DataType::kBfloat16, DataType::kFloat,  DataType::kDouble};
 inline constexpr ReduceOp kAllReduceOps[] = {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMin,
                                              ReduceOp::kMax, ReduceOp::kAvg};
 
@@ -31,11 +42,23 @@ Result<ReduceOp> parseReduceOp(std::string_view s);
 Result<std::vector<DataType>> parseDataTypeList(std::string_view s);
 Result<std::vector<ReduceOp>> parseReduceOpList(std::string_view s);
 
-struct Half { uint16_t bits; };
-struct Bfloat16 { uint16_t bits; };
+struct Half {
+  uint16_t bits;
+};
+struct Bfloat16 {
+  uint16_t bits;
+};
 
-inline float bitsToFloat(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
-inline uint32_t floatToBits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+inline float bitsToFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+inline uint32_t floatToBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
 
 inline float toFloat(Bfloat16 b) { return bitsToFloat(static_cast<uint32_t>(b.bits) << 16); }
 inline Bfloat16 toBfloat16(float f) {

@@ -8,40 +8,76 @@
 
 namespace ccscope::core {
 
-template <typename T> struct Arith { using type = T; };
-template <> struct Arith<Half> { using type = float; };
-template <> struct Arith<Bfloat16> { using type = float; };
+template <typename T>
+struct Arith {
+  using type = T;
+};
+template <>
+struct Arith<Half> {
+  using type = float;
+};
+template <>
+struct Arith<Bfloat16> {
+  using type = float;
+};
 
-template <typename T> inline typename Arith<T>::type load(T v) { return v; }
+template <typename T>
+inline typename Arith<T>::type load(T v) {
+  return v;
+}
 inline float load(Half v) { return toFloat(v); }
 inline float load(Bfloat16 v) { return toFloat(v); }
-template <typename T, typename A> inline T store(A v) { return static_cast<T>(v); }
-template <> inline Half store<Half, float>(float v) { return toHalf(v); }
-template <> inline Bfloat16 store<Bfloat16, float>(float v) { return toBfloat16(v); }
+template <typename T, typename A>
+inline T store(A v) {
+  return static_cast<T>(v);
+}
+template <>
+inline Half store<Half, float>(float v) {
+  return toHalf(v);
+}
+template <>
+inline Bfloat16 store<Bfloat16, float>(float v) {
+  return toBfloat16(v);
+}
 
 // Calls f.template operator()<StorageType>() for the runtime dtype.
 template <typename F>
 decltype(auto) dispatchDataType(DataType t, F&& f) {
   switch (t) {
-    case DataType::kInt8: return f.template operator()<int8_t>();
-    case DataType::kUint8: return f.template operator()<uint8_t>();
-    case DataType::kInt32: return f.template operator()<int32_t>();
-    case DataType::kUint32: return f.template operator()<uint32_t>();
-    case DataType::kInt64: return f.template operator()<int64_t>();
-    case DataType::kUint64: return f.template operator()<uint64_t>();
-    case DataType::kHalf: return f.template operator()<Half>();
-    case DataType::kBfloat16: return f.template operator()<Bfloat16>();
-    case DataType::kFloat: return f.template operator()<float>();
-    case DataType::kDouble: return f.template operator()<double>();
+    case DataType::kInt8:
+      return f.template operator()<int8_t>();
+    case DataType::kUint8:
+      return f.template operator()<uint8_t>();
+    case DataType::kInt32:
+      return f.template operator()<int32_t>();
+    case DataType::kUint32:
+      return f.template operator()<uint32_t>();
+    case DataType::kInt64:
+      return f.template operator()<int64_t>();
+    case DataType::kUint64:
+      return f.template operator()<uint64_t>();
+    case DataType::kHalf:
+      return f.template operator()<Half>();
+    case DataType::kBfloat16:
+      return f.template operator()<Bfloat16>();
+    case DataType::kFloat:
+      return f.template operator()<float>();
+    case DataType::kDouble:
+      return f.template operator()<double>();
   }
   return f.template operator()<float>();
 }
 
-template <ReduceOp Op, typename A> inline A combine(A x, A y) {
-  if constexpr (Op == ReduceOp::kSum || Op == ReduceOp::kAvg) return static_cast<A>(x + y);
-  else if constexpr (Op == ReduceOp::kProd) return static_cast<A>(x * y);
-  else if constexpr (Op == ReduceOp::kMin) return y < x ? y : x;
-  else return x < y ? y : x;
+template <ReduceOp Op, typename A>
+inline A combine(A x, A y) {
+  if constexpr (Op == ReduceOp::kSum || Op == ReduceOp::kAvg)
+    return static_cast<A>(x + y);
+  else if constexpr (Op == ReduceOp::kProd)
+    return static_cast<A>(x * y);
+  else if constexpr (Op == ReduceOp::kMin)
+    return y < x ? y : x;
+  else
+    return x < y ? y : x;
 }
 
 }  // namespace ccscope::core

@@ -27,8 +27,8 @@ struct FlightEntry {
   std::atomic<int64_t> end_ns{0};
   std::atomic<int64_t> last_progress_ns{0};
   std::atomic<FlightState> state{FlightState::kEmpty};
-  std::atomic<uint32_t> step{0};   // operations of the schedule completed
-  std::atomic<uint32_t> steps{0};  // operations in the schedule
+  std::atomic<uint32_t> step{0};           // operations of the schedule completed
+  std::atomic<uint32_t> steps{0};          // operations in the schedule
   std::atomic<int32_t> waiting_peer{-1};   // >= 0 only while blocked waiting on that peer
   std::atomic<uint64_t> peer_expected{0};  // bytes of the request waited on
   std::atomic<uint64_t> peer_moved{0};     // ... and how many of them moved

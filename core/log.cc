@@ -1,9 +1,9 @@
 #include "core/log.h"
 
+#include <spdlog/sinks/stdout_sinks.h>
+
 #include <cstdlib>
 #include <string>
-
-#include <spdlog/sinks/stdout_sinks.h>
 
 namespace ccscope::core {
 

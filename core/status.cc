@@ -1,10 +1,10 @@
 #include "core/status.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
-#include <fmt/format.h>
 
 namespace ccscope::core {
 
@@ -16,30 +16,48 @@ void checkFailed(const char* file, int line, const char* expr, std::string_view 
 
 const char* codeName(Code c) {
   switch (c) {
-    case Code::kOk: return "ok";
-    case Code::kInvalidArgument: return "invalid-argument";
-    case Code::kUnsupported: return "unsupported";
-    case Code::kUnavailable: return "unavailable";
-    case Code::kDeadlineExceeded: return "deadline-exceeded";
-    case Code::kPeerClosed: return "peer-closed";
-    case Code::kRemoteError: return "remote-error";
-    case Code::kAborted: return "aborted";
-    case Code::kSystem: return "system";
-    case Code::kInternal: return "internal";
-    case Code::kWrongResults: return "wrong-results";
+    case Code::kOk:
+      return "ok";
+    case Code::kInvalidArgument:
+      return "invalid-argument";
+    case Code::kUnsupported:
+      return "unsupported";
+    case Code::kUnavailable:
+      return "unavailable";
+    case Code::kDeadlineExceeded:
+      return "deadline-exceeded";
+    case Code::kPeerClosed:
+      return "peer-closed";
+    case Code::kRemoteError:
+      return "remote-error";
+    case Code::kAborted:
+      return "aborted";
+    case Code::kSystem:
+      return "system";
+    case Code::kInternal:
+      return "internal";
+    case Code::kWrongResults:
+      return "wrong-results";
   }
   return "?";
 }
 
 const char* layerName(Layer l) {
   switch (l) {
-    case Layer::kNone: return "none";
-    case Layer::kBootstrap: return "bootstrap";
-    case Layer::kHostNetwork: return "host-network";
-    case Layer::kRdma: return "rdma";
-    case Layer::kGpu: return "gpu";
-    case Layer::kLibrary: return "library";
-    case Layer::kApplication: return "application";
+    case Layer::kNone:
+      return "none";
+    case Layer::kBootstrap:
+      return "bootstrap";
+    case Layer::kHostNetwork:
+      return "host-network";
+    case Layer::kRdma:
+      return "rdma";
+    case Layer::kGpu:
+      return "gpu";
+    case Layer::kLibrary:
+      return "library";
+    case Layer::kApplication:
+      return "application";
   }
   return "?";
 }
@@ -56,7 +74,8 @@ std::string Status::toString() const {
 
 Status errnoStatus(const char* call, int err, Layer layer, int peer) {
   Code code = Code::kSystem;
-  if (err == ECONNRESET || err == EPIPE || err == ENOTCONN || err == ESRCH) code = Code::kPeerClosed;
+  if (err == ECONNRESET || err == EPIPE || err == ENOTCONN || err == ESRCH)
+    code = Code::kPeerClosed;
   if (err == ECONNREFUSED || err == EHOSTUNREACH || err == ENETUNREACH || err == EADDRINUSE)
     code = Code::kUnavailable;
   if (err == ETIMEDOUT) code = Code::kDeadlineExceeded;

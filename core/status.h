@@ -48,8 +48,14 @@ class [[nodiscard]] Status {
   const std::string& call() const { return call_; }
   const std::string& message() const { return message_; }
 
-  Status& withLayer(Layer l) { layer_ = l; return *this; }
-  Status& withPeer(int p) { peer_ = p; return *this; }
+  Status& withLayer(Layer l) {
+    layer_ = l;
+    return *this;
+  }
+  Status& withPeer(int p) {
+    peer_ = p;
+    return *this;
+  }
   Status& withNative(std::string call, long code) {
     call_ = std::move(call);
     native_code_ = code;
@@ -91,8 +97,14 @@ class [[nodiscard]] Result {
     return isOk() ? kOk : std::get<Status>(v_);
   }
   Status takeStatus() { return isOk() ? Status{} : std::get<Status>(std::move(v_)); }
-  T& value() { CCSCOPE_CHECK(isOk(), status().toString()); return std::get<T>(v_); }
-  const T& value() const { CCSCOPE_CHECK(isOk(), status().toString()); return std::get<T>(v_); }
+  T& value() {
+    CCSCOPE_CHECK(isOk(), status().toString());
+    return std::get<T>(v_);
+  }
+  const T& value() const {
+    CCSCOPE_CHECK(isOk(), status().toString());
+    return std::get<T>(v_);
+  }
   T& operator*() { return value(); }
   T* operator->() { return &value(); }
 
@@ -102,10 +114,10 @@ class [[nodiscard]] Result {
 
 }  // namespace ccscope::core
 
-#define CCSCOPE_RETURN_IF_ERROR(expr)        \
-  do {                                       \
-    ::ccscope::core::Status s_ = (expr);     \
-    if (!s_.isOk()) return s_;               \
+#define CCSCOPE_RETURN_IF_ERROR(expr)    \
+  do {                                   \
+    ::ccscope::core::Status s_ = (expr); \
+    if (!s_.isOk()) return s_;           \
   } while (0)
 
 #define CCSCOPE_CONCAT_INNER(a, b) a##b

@@ -1,11 +1,10 @@
 #include "launch/environment.h"
 
+#include <fmt/format.h>
 #include <sys/random.h>
 
 #include <cstdlib>
 #include <functional>
-
-#include <fmt/format.h>
 
 extern char** environ;
 
@@ -17,11 +16,16 @@ using core::Status;
 
 const char* launchSourceName(LaunchSource s) {
   switch (s) {
-    case LaunchSource::kNone: return "single";
-    case LaunchSource::kLocal: return "ccscope-local";
-    case LaunchSource::kOpenMpi: return "openmpi";
-    case LaunchSource::kSlurm: return "slurm";
-    case LaunchSource::kTorchrun: return "torchrun";
+    case LaunchSource::kNone:
+      return "single";
+    case LaunchSource::kLocal:
+      return "ccscope-local";
+    case LaunchSource::kOpenMpi:
+      return "openmpi";
+    case LaunchSource::kSlurm:
+      return "slurm";
+    case LaunchSource::kTorchrun:
+      return "torchrun";
   }
   return "?";
 }
@@ -73,7 +77,8 @@ static core::Result<int> toInt(const EnvMap& env, const char* k) {
   } catch (...) {
   }
   return Status(Code::kInvalidArgument, fmt::format("environment variable {}='{}' is not a valid "
-                                                    "non-negative integer", k, v.value_or("")))
+                                                    "non-negative integer",
+                                                    k, v.value_or("")))
       .withLayer(Layer::kBootstrap);
 }
 
@@ -84,8 +89,10 @@ static void fillStore(const EnvMap& env, const EnvOverrides& o, LaunchInfo& info
   int port = default_port;
   if (auto p = lookup(env, "MASTER_PORT")) port = std::atoi(p->c_str());
   if (o.store_port >= 0) port = o.store_port;
-  if (auto s = lookup(env, "CCSCOPE_STORE")) info.store = *s;
-  else if (!host.empty()) info.store = fmt::format("{}:{}", host, port);
+  if (auto s = lookup(env, "CCSCOPE_STORE"))
+    info.store = *s;
+  else if (!host.empty())
+    info.store = fmt::format("{}:{}", host, port);
   if (!o.store_addr.empty()) info.store = o.store_addr;
 }
 
@@ -126,8 +133,8 @@ core::Result<LaunchInfo> detectLaunch(const EnvMap& env, const EnvOverrides& o) 
     if (auto n = toInt(env, v); lookup(env, v) && n) info.local_size = *n;
   if (info.source == LaunchSource::kLocal) info.local_size = info.size;
   if (info.size < 1 || info.rank >= info.size)
-    return Status(Code::kInvalidArgument, fmt::format("{}={} is not below {}={}", rank_var,
-                                                      info.rank, size_var, info.size))
+    return Status(Code::kInvalidArgument,
+                  fmt::format("{}={} is not below {}={}", rank_var, info.rank, size_var, info.size))
         .withLayer(Layer::kBootstrap);
   switch (info.source) {
     case LaunchSource::kLocal:
@@ -140,16 +147,16 @@ core::Result<LaunchInfo> detectLaunch(const EnvMap& env, const EnvOverrides& o) 
       break;
     case LaunchSource::kSlurm: {
       std::string job = lookup(env, "SLURM_JOB_ID").value_or("0");
-      std::string nodes = lookup(env, "SLURM_STEP_NODELIST").value_or(
-          lookup(env, "SLURM_JOB_NODELIST").value_or("localhost"));
+      std::string nodes = lookup(env, "SLURM_STEP_NODELIST")
+                              .value_or(lookup(env, "SLURM_JOB_NODELIST").value_or("localhost"));
       fillStore(env, o, info, firstSlurmHost(nodes), 20000 + std::atoi(job.c_str()) % 20000);
       fillToken(env, info, "slurm/" + job + "/" + lookup(env, "SLURM_STEP_ID").value_or(""));
       break;
     }
     case LaunchSource::kTorchrun:
       fillStore(env, o, info, "127.0.0.1", 29500);
-      fillToken(env, info, "torchrun/" + info.store + "/" +
-                               lookup(env, "TORCHELASTIC_RUN_ID").value_or(""));
+      fillToken(env, info,
+                "torchrun/" + info.store + "/" + lookup(env, "TORCHELASTIC_RUN_ID").value_or(""));
       break;
     case LaunchSource::kNone:
       break;

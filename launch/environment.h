@@ -18,9 +18,9 @@ struct LaunchInfo {
   int rank = 0;
   int size = 1;
   int local_rank = 0;
-  int local_size = 0;       // ranks on this host, when the launcher says (0: unknown)
-  std::string store;        // host:port of the rendezvous store; empty: learn it through MPI
-  std::string token;        // job token; empty: rank 0 generates one (MPI broadcast)
+  int local_size = 0;          // ranks on this host, when the launcher says (0: unknown)
+  std::string store;           // host:port of the rendezvous store; empty: learn it through MPI
+  std::string token;           // job token; empty: rank 0 generates one (MPI broadcast)
   bool token_is_weak = false;  // derived from public job ids, not a secret
 };
 

@@ -1,6 +1,8 @@
 #include "launch/local_launcher.h"
 
+#include <fmt/format.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,9 +10,6 @@
 #include <cerrno>
 #include <cstring>
 #include <thread>
-
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "launch/environment.h"
 #include "launch/store_server.h"
@@ -38,12 +37,18 @@ struct Child {
 // Exit codes by severity: a hang outranks wrong results, which outrank configuration errors.
 int severity(int code) {
   switch (code) {
-    case 3: return 6;
-    case 4: return 5;
-    case 5: return 4;
-    case 2: return 3;
-    case 0: return 0;
-    default: return 2;
+    case 3:
+      return 6;
+    case 4:
+      return 5;
+    case 5:
+      return 4;
+    case 2:
+      return 3;
+    case 0:
+      return 0;
+    default:
+      return 2;
   }
 }
 
@@ -77,12 +82,14 @@ bool onlyFrozenLeft(const StoreServer& server, const std::vector<Child>& kids) {
 
 }  // namespace
 
-core::Result<int> runLocalRanks(const LocalLaunchOptions& opts, const std::vector<std::string>& argv) {
+core::Result<int> runLocalRanks(const LocalLaunchOptions& opts,
+                                const std::vector<std::string>& argv) {
   if (opts.np < 1)
     return Status(Code::kInvalidArgument, fmt::format("--np must be at least 1 (got {})", opts.np));
   const char* env_token = std::getenv("CCSCOPE_JOB_TOKEN");
   std::string token = env_token && *env_token ? env_token : generateJobToken();
-  CCSCOPE_ASSIGN_OR_RETURN(auto server, StoreServer::start(opts.bind_host, opts.port, token, opts.np));
+  CCSCOPE_ASSIGN_OR_RETURN(auto server,
+                           StoreServer::start(opts.bind_host, opts.port, token, opts.np));
   std::string store = fmt::format("{}:{}", opts.bind_host, server->port());
 
   struct sigaction sa {};
@@ -99,7 +106,8 @@ core::Result<int> runLocalRanks(const LocalLaunchOptions& opts, const std::vecto
   int64_t kill_at_ns = 0;
   while (remaining > 0) {
     if (g_forward_signal) {
-      for (auto& k : kids) if (!k.done) kill(k.pid, g_forward_signal);
+      for (auto& k : kids)
+        if (!k.done) kill(k.pid, g_forward_signal);
       g_forward_signal = 0;
     }
     int st = 0;
@@ -110,8 +118,10 @@ core::Result<int> runLocalRanks(const LocalLaunchOptions& opts, const std::vecto
       if (kill_at_ns && core::nowNs() >= kill_at_ns) {
         for (auto& k : kids)
           if (!k.done) {
-            spdlog::error("rank {} (pid {}) is frozen or still running after another rank failed: "
-                          "killed so that no rank outlives the job", k.rank, k.pid);
+            spdlog::error(
+                "rank {} (pid {}) is frozen or still running after another rank failed: "
+                "killed so that no rank outlives the job",
+                k.rank, k.pid);
             kill(k.pid, SIGKILL);
           }
         kill_at_ns = 0;
@@ -131,7 +141,8 @@ core::Result<int> runLocalRanks(const LocalLaunchOptions& opts, const std::vecto
         k.exit_code = WEXITSTATUS(st);
       }
       if ((k.signal || k.exit_code) && !kill_at_ns)
-        kill_at_ns = core::nowNs() + static_cast<int64_t>((opts.op_timeout_s + kGraceSeconds) * 1e9);
+        kill_at_ns =
+            core::nowNs() + static_cast<int64_t>((opts.op_timeout_s + kGraceSeconds) * 1e9);
     }
   }
   int worst = 0;

@@ -12,12 +12,13 @@ namespace ccscope::launch {
 
 struct LocalLaunchOptions {
   int np = 1;
-  double op_timeout_s = 60;       // after a rank fails, the rest get this + a grace period
+  double op_timeout_s = 60;  // after a rank fails, the rest get this + a grace period
   std::string bind_host = "127.0.0.1";
-  int port = 0;                   // 0: ephemeral
+  int port = 0;  // 0: ephemeral
 };
 
 // Exit status of the job: the most severe rank exit code (signals count as a hang, 3).
-core::Result<int> runLocalRanks(const LocalLaunchOptions& opts, const std::vector<std::string>& argv);
+core::Result<int> runLocalRanks(const LocalLaunchOptions& opts,
+                                const std::vector<std::string>& argv);
 
 }  // namespace ccscope::launch

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
@@ -13,8 +14,6 @@
 
 #include <cerrno>
 #include <thread>
-
-#include <fmt/format.h>
 
 namespace ccscope::launch {
 
@@ -38,7 +37,8 @@ core::Result<HostPort> parseHostPort(const std::string& s) {
     return Status(Code::kInvalidArgument, fmt::format("'{}' is not host:port", s));
   HostPort hp;
   hp.host = s.substr(0, colon);
-  if (hp.host.size() >= 2 && hp.host.front() == '[') hp.host = hp.host.substr(1, hp.host.size() - 2);
+  if (hp.host.size() >= 2 && hp.host.front() == '[')
+    hp.host = hp.host.substr(1, hp.host.size() - 2);
   try {
     size_t used = 0;
     hp.port = std::stoi(s.substr(colon + 1), &used);
@@ -58,7 +58,8 @@ static core::Result<addrinfo*> resolve(const std::string& host, int port, bool p
   std::string port_s = std::to_string(port);
   int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), port_s.c_str(), &hints, &res);
   if (rc != 0)
-    return Status(Code::kUnavailable, fmt::format("cannot resolve '{}': {}", host, gai_strerror(rc)))
+    return Status(Code::kUnavailable,
+                  fmt::format("cannot resolve '{}': {}", host, gai_strerror(rc)))
         .withLayer(Layer::kHostNetwork)
         .withNative("getaddrinfo", rc);
   return res;
@@ -69,7 +70,10 @@ core::Result<Fd> listenTcp(const std::string& host, int port, int backlog) {
   Status last(Code::kUnavailable, "no address to bind");
   for (addrinfo* ai = res; ai; ai = ai->ai_next) {
     Fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0));
-    if (!fd.valid()) { last = core::errnoStatus("socket", errno, Layer::kHostNetwork); continue; }
+    if (!fd.valid()) {
+      last = core::errnoStatus("socket", errno, Layer::kHostNetwork);
+      continue;
+    }
     int one = 1;
     setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (::bind(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
@@ -78,12 +82,16 @@ core::Result<Fd> listenTcp(const std::string& host, int port, int backlog) {
       if (e == EADDRINUSE)
         last = Status(Code::kInvalidArgument,
                       fmt::format("port {} on {} is already in use: pick another port or stop "
-                                  "the process holding it", port, host.empty() ? "*" : host))
+                                  "the process holding it",
+                                  port, host.empty() ? "*" : host))
                    .withLayer(Layer::kBootstrap)
                    .withNative("bind", e);
       continue;
     }
-    if (::listen(fd.get(), backlog) != 0) { last = core::errnoStatus("listen", errno, Layer::kBootstrap); continue; }
+    if (::listen(fd.get(), backlog) != 0) {
+      last = core::errnoStatus("listen", errno, Layer::kBootstrap);
+      continue;
+    }
     freeaddrinfo(res);
     return fd;
   }
@@ -192,13 +200,15 @@ core::Result<std::string> interfaceAddress(const std::string& ifname) {
     char buf[INET_ADDRSTRLEN];
     inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf, sizeof buf);
     if (ifname == i->ifa_name && found.empty()) found = buf;
-    if (names.find(i->ifa_name) == std::string::npos) names += std::string(names.empty() ? "" : ", ") + i->ifa_name;
+    if (names.find(i->ifa_name) == std::string::npos)
+      names += std::string(names.empty() ? "" : ", ") + i->ifa_name;
   }
   freeifaddrs(ifs);
   if (found.empty())
     return Status(Code::kInvalidArgument,
                   fmt::format("network interface '{}' does not exist or has no IPv4 address "
-                              "(interfaces here: {})", ifname, names))
+                              "(interfaces here: {})",
+                              ifname, names))
         .withLayer(Layer::kHostNetwork);
   return found;
 }

@@ -14,12 +14,19 @@ class Fd {
   Fd() = default;
   explicit Fd(int fd) : fd_(fd) {}
   Fd(Fd&& o) noexcept : fd_(o.release()) {}
-  Fd& operator=(Fd&& o) noexcept { reset(o.release()); return *this; }
+  Fd& operator=(Fd&& o) noexcept {
+    reset(o.release());
+    return *this;
+  }
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   ~Fd() { reset(); }
   int get() const { return fd_; }
-  int release() { int f = fd_; fd_ = -1; return f; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
   void reset(int fd = -1);
   bool valid() const { return fd_ >= 0; }
 

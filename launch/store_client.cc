@@ -1,9 +1,8 @@
 #include "launch/store_client.h"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include "launch/wire.h"
 
@@ -22,7 +21,12 @@ static std::string hostName() {
 
 Status StoreClient::hello(Fd& fd, uint32_t role, Deadline deadline) {
   Writer w(MsgType::kHello);
-  w.str(token_).u32(rank_).u32(size_).u32(static_cast<uint32_t>(getpid())).str(hostName()).u32(role);
+  w.str(token_)
+      .u32(rank_)
+      .u32(size_)
+      .u32(static_cast<uint32_t>(getpid()))
+      .str(hostName())
+      .u32(role);
   CCSCOPE_RETURN_IF_ERROR(sendFrame(fd.get(), w.frame(), deadline));
   auto f = recvFrame(fd.get(), deadline);
   if (!f) return f.takeStatus().prepend("rendezvous hello");
@@ -39,8 +43,9 @@ Status StoreClient::hello(Fd& fd, uint32_t role, Deadline deadline) {
   return Status::ok();
 }
 
-core::Result<std::unique_ptr<StoreClient>> StoreClient::join(const HostPort& store, std::string token,
-                                                             int rank, int size, Deadline deadline) {
+core::Result<std::unique_ptr<StoreClient>> StoreClient::join(const HostPort& store,
+                                                             std::string token, int rank, int size,
+                                                             Deadline deadline) {
   std::unique_ptr<StoreClient> c(new StoreClient());
   c->rank_ = rank;
   c->size_ = size;
@@ -49,8 +54,9 @@ core::Result<std::unique_ptr<StoreClient>> StoreClient::join(const HostPort& sto
   for (uint32_t role : {0u, 1u}) {
     auto fd = connectTcp(store, deadline, /*retry_refused=*/true);
     if (!fd)
-      return fd.takeStatus().withLayer(Layer::kBootstrap).prepend(
-          fmt::format("rank {} cannot reach the rendezvous store", rank));
+      return fd.takeStatus()
+          .withLayer(Layer::kBootstrap)
+          .prepend(fmt::format("rank {} cannot reach the rendezvous store", rank));
     Fd& slot = role == 0 ? c->kv_ : c->ctl_;
     slot = std::move(fd.value());
     Status hs = c->hello(slot, role, deadline);
@@ -58,9 +64,12 @@ core::Result<std::unique_ptr<StoreClient>> StoreClient::join(const HostPort& sto
       // Something answers on the port but not as our store (a squatter), or the store refused us.
       return hs.code() == Code::kInvalidArgument
                  ? hs
-                 : hs.withLayer(Layer::kBootstrap).withPeer(0).prepend(fmt::format(
-                       "{} accepted the connection but did not answer as a ccscope rendezvous store "
-                       "(another process holds the port?)", store.toString()));
+                 : hs.withLayer(Layer::kBootstrap)
+                       .withPeer(0)
+                       .prepend(fmt::format("{} accepted the connection but did not answer as a "
+                                            "ccscope rendezvous store "
+                                            "(another process holds the port?)",
+                                            store.toString()));
     }
   }
   c->heartbeat_ = std::thread([p = c.get()] { p->heartbeatLoop(); });
@@ -90,7 +99,8 @@ void StoreClient::setNoteProvider(std::function<std::string()> provider) {
   note_provider_ = std::move(provider);
 }
 
-core::Result<std::string> StoreClient::request(const std::string& frame, int64_t id, Deadline deadline) {
+core::Result<std::string> StoreClient::request(const std::string& frame, int64_t id,
+                                               Deadline deadline) {
   CCSCOPE_RETURN_IF_ERROR(sendFrame(kv_.get(), frame, deadline));
   while (true) {
     auto f = recvFrame(kv_.get(), deadline);
@@ -143,7 +153,8 @@ Status StoreClient::barrier(const std::string& name, Deadline deadline) {
     for (const auto& h : *table)
       if (h.state == RankState::kNotJoined || h.state == RankState::kGone ||
           h.state == RankState::kFrozen)
-        missing += fmt::format("{}{} ({})", missing.empty() ? "" : ", ", h.rank, rankStateName(h.state));
+        missing +=
+            fmt::format("{}{} ({})", missing.empty() ? "" : ", ", h.rank, rankStateName(h.state));
   return Status(Code::kDeadlineExceeded,
                 fmt::format("ranks that did not reach '{}' at the rendezvous {} in time: {}", name,
                             store_.toString(), missing.empty() ? "unknown" : missing))
@@ -166,8 +177,14 @@ core::Result<std::vector<RankHealth>> StoreClient::health(Deadline deadline) {
     std::vector<RankHealth> table(n);
     for (auto& h : table) {
       uint32_t rank = 0, state = 0;
-      r.u32(&rank); r.u32(&state); r.i64(&h.ms_since_heartbeat); r.i64(&h.ms_since_change);
-      r.str(&h.host); r.str(&h.note); r.str(&h.progress); r.str(&h.addr);
+      r.u32(&rank);
+      r.u32(&state);
+      r.i64(&h.ms_since_heartbeat);
+      r.i64(&h.ms_since_change);
+      r.str(&h.host);
+      r.str(&h.note);
+      r.str(&h.progress);
+      r.str(&h.addr);
       h.rank = static_cast<int>(rank);
       h.state = static_cast<RankState>(state);
     }

@@ -1,6 +1,8 @@
 #include "launch/store_server.h"
 
+#include <fmt/format.h>
 #include <poll.h>
+#include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,9 +10,6 @@
 #include <cerrno>
 #include <map>
 #include <mutex>
-
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "launch/wire.h"
 
@@ -87,13 +86,17 @@ void StoreServer::State::setKey(const std::string& key, std::string value) {
 void StoreServer::State::handleHello(Conn& c, Reader& r) {
   std::string tok, host;
   uint32_t rank = 0, size = 0, pid = 0, role = 0;
-  bool parsed = r.str(&tok) && r.u32(&rank) && r.u32(&size) && r.u32(&pid) && r.str(&host) && r.u32(&role);
+  bool parsed =
+      r.str(&tok) && r.u32(&rank) && r.u32(&size) && r.u32(&pid) && r.str(&host) && r.u32(&role);
   std::string why;
-  if (!parsed) why = "malformed hello";
-  else if (!tokenEquals(tok, token)) why = "wrong job token";
+  if (!parsed)
+    why = "malformed hello";
+  else if (!tokenEquals(tok, token))
+    why = "wrong job token";
   else if (static_cast<int>(size) != world_size)
     why = fmt::format("world size {} does not match the job's {}", size, world_size);
-  else if (static_cast<int>(rank) >= world_size) why = fmt::format("rank {} out of range", rank);
+  else if (static_cast<int>(rank) >= world_size)
+    why = fmt::format("rank {} out of range", rank);
   if (!why.empty()) {
     spdlog::warn("rendezvous: refused a connection: {}", why);
     Writer w(MsgType::kReject);
@@ -120,8 +123,10 @@ void StoreServer::State::handleHello(Conn& c, Reader& r) {
 void StoreServer::State::handle(Conn& c, const Frame& f) {
   Reader r(f.payload);
   if (!c.authed) {
-    if (f.type == MsgType::kHello) handleHello(c, r);
-    else c.fd.reset();
+    if (f.type == MsgType::kHello)
+      handleHello(c, r);
+    else
+      c.fd.reset();
     return;
   }
   int64_t id = 0;
@@ -171,8 +176,14 @@ void StoreServer::State::handle(Conn& c, const Frame& f) {
       Writer w(MsgType::kHealthReply);
       w.i64(id).u32(static_cast<uint32_t>(table.size()));
       for (const auto& h : table)
-        w.u32(h.rank).u32(static_cast<uint32_t>(h.state)).i64(h.ms_since_heartbeat)
-            .i64(h.ms_since_change).str(h.host).str(h.note).str(h.progress).str(h.addr);
+        w.u32(h.rank)
+            .u32(static_cast<uint32_t>(h.state))
+            .i64(h.ms_since_heartbeat)
+            .i64(h.ms_since_change)
+            .str(h.host)
+            .str(h.note)
+            .str(h.progress)
+            .str(h.addr);
       reply(c, w);
       break;
     }
@@ -215,8 +226,9 @@ std::vector<RankHealth> StoreServer::State::snapshot() const {
   return out;
 }
 
-core::Result<std::unique_ptr<StoreServer>> StoreServer::start(const std::string& bind_host, int port,
-                                                              std::string token, int world_size) {
+core::Result<std::unique_ptr<StoreServer>> StoreServer::start(const std::string& bind_host,
+                                                              int port, std::string token,
+                                                              int world_size) {
   CCSCOPE_ASSIGN_OR_RETURN(Fd fd, listenTcp(bind_host, port));
   CCSCOPE_RETURN_IF_ERROR(setNonBlocking(fd.get()));
   std::unique_ptr<StoreServer> s(new StoreServer());

@@ -20,7 +20,7 @@ namespace ccscope::launch {
 class StoreServer {
  public:
   static core::Result<std::unique_ptr<StoreServer>> start(const std::string& bind_host, int port,
-                                                         std::string token, int world_size);
+                                                          std::string token, int world_size);
   ~StoreServer();
   StoreServer(const StoreServer&) = delete;
   StoreServer& operator=(const StoreServer&) = delete;

@@ -1,11 +1,10 @@
 #include "launch/wire.h"
 
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/socket.h>
 
 #include <cerrno>
-
-#include <fmt/format.h>
 
 namespace ccscope::launch {
 
@@ -27,7 +26,10 @@ Status sendFrame(int fd, const std::string& frame, core::Deadline deadline) {
   size_t off = 0;
   while (off < frame.size()) {
     ssize_t n = ::send(fd, frame.data() + off, frame.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n > 0) { off += static_cast<size_t>(n); continue; }
+    if (n > 0) {
+      off += static_cast<size_t>(n);
+      continue;
+    }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       CCSCOPE_RETURN_IF_ERROR(waitFd(fd, POLLOUT, deadline));
       continue;
@@ -42,8 +44,12 @@ static Status recvAll(int fd, char* buf, size_t len, core::Deadline deadline) {
   size_t off = 0;
   while (off < len) {
     ssize_t n = ::recv(fd, buf + off, len - off, MSG_DONTWAIT);
-    if (n > 0) { off += static_cast<size_t>(n); continue; }
-    if (n == 0) return Status(Code::kPeerClosed, "rendezvous connection closed").withLayer(Layer::kBootstrap);
+    if (n > 0) {
+      off += static_cast<size_t>(n);
+      continue;
+    }
+    if (n == 0)
+      return Status(Code::kPeerClosed, "rendezvous connection closed").withLayer(Layer::kBootstrap);
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
       CCSCOPE_RETURN_IF_ERROR(waitFd(fd, POLLIN, deadline));
       continue;

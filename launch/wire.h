@@ -18,18 +18,18 @@ inline constexpr uint16_t kStoreVersion = 1;
 inline constexpr uint32_t kMaxFrame = 64u << 20;
 
 enum class MsgType : uint16_t {
-  kHello = 1,      // token, rank, size, pid, host, role(0 = kv, 1 = control)
-  kHelloOk,        //
-  kReject,         // reason
-  kSet,            // id, key, value
-  kGet,            // id, key            -> kValue when the key exists
-  kAdd,            // id, key, delta     -> kValue (decimal of the new count)
-  kValue,          // id, value
-  kHeartbeat,      // progress note (free text, for humans)
-  kAbort,          // reason: this rank is giving up
-  kHealth,         // id                 -> kHealthReply
-  kHealthReply,    // id, count, {rank, state, ms since heartbeat, note}*
-  kBye,            // clean shutdown
+  kHello = 1,    // token, rank, size, pid, host, role(0 = kv, 1 = control)
+  kHelloOk,      //
+  kReject,       // reason
+  kSet,          // id, key, value
+  kGet,          // id, key            -> kValue when the key exists
+  kAdd,          // id, key, delta     -> kValue (decimal of the new count)
+  kValue,        // id, value
+  kHeartbeat,    // progress note (free text, for humans)
+  kAbort,        // reason: this rank is giving up
+  kHealth,       // id                 -> kHealthReply
+  kHealthReply,  // id, count, {rank, state, ms since heartbeat, note}*
+  kBye,          // clean shutdown
 };
 
 #pragma pack(push, 1)
@@ -43,10 +43,23 @@ struct FrameHeader {
 
 class Writer {
  public:
-  explicit Writer(MsgType t) { buf_.resize(sizeof(FrameHeader)); type_ = t; }
-  Writer& u32(uint32_t v) { append(&v, 4); return *this; }
-  Writer& i64(int64_t v) { append(&v, 8); return *this; }
-  Writer& str(std::string_view s) { u32(static_cast<uint32_t>(s.size())); append(s.data(), s.size()); return *this; }
+  explicit Writer(MsgType t) {
+    buf_.resize(sizeof(FrameHeader));
+    type_ = t;
+  }
+  Writer& u32(uint32_t v) {
+    append(&v, 4);
+    return *this;
+  }
+  Writer& i64(int64_t v) {
+    append(&v, 8);
+    return *this;
+  }
+  Writer& str(std::string_view s) {
+    u32(static_cast<uint32_t>(s.size()));
+    append(s.data(), s.size());
+    return *this;
+  }
   // Finalises the header and returns the frame bytes.
   const std::string& frame() {
     FrameHeader h{kStoreMagic, kStoreVersion, static_cast<uint16_t>(type_),

@@ -1,10 +1,10 @@
 #include "reports/baseline.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 namespace ccscope::reports {
 
@@ -71,7 +71,8 @@ BaselineComparison compareToBaseline(const Measurement& now, const Measurement& 
 }
 
 bool BaselineComparison::regressed() const {
-  return std::any_of(deltas.begin(), deltas.end(), [](const MetricDelta& d) { return d.regressed; });
+  return std::any_of(deltas.begin(), deltas.end(),
+                     [](const MetricDelta& d) { return d.regressed; });
 }
 
 std::string BaselineComparison::describe() const {
@@ -79,9 +80,10 @@ std::string BaselineComparison::describe() const {
   for (const MetricDelta& d : deltas) {
     if (!d.regressed) continue;
     if (!out.empty()) out += "; ";
-    out += fmt::format("{} {:.4g} -> {:.4g} {} ({}{:.1f}%, {:.3g} us slower, noise {:.3g} us)",
-                       d.metric, d.base, d.now, d.unit, d.metric == std::string("busbw") ? "-" : "+",
-                       d.change * 100, d.excess_us, d.noise_us);
+    out +=
+        fmt::format("{} {:.4g} -> {:.4g} {} ({}{:.1f}%, {:.3g} us slower, noise {:.3g} us)",
+                    d.metric, d.base, d.now, d.unit, d.metric == std::string("busbw") ? "-" : "+",
+                    d.change * 100, d.excess_us, d.noise_us);
   }
   return out;
 }

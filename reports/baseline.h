@@ -29,9 +29,9 @@ struct MetricDelta {
   const char* metric = "";  // "busbw", "p50", "p99"
   const char* unit = "";    // "GB/s", "us"
   double base = 0, now = 0;
-  double change = 0;     // fraction, positive = worse (busbw lower, latency higher)
-  double excess_us = 0;  // how much slower in microseconds
-  double noise_us = 0;   // the spread the excess had to beat
+  double change = 0;      // fraction, positive = worse (busbw lower, latency higher)
+  double excess_us = 0;   // how much slower in microseconds
+  double noise_us = 0;    // the spread the excess had to beat
   bool compared = false;  // false when the baseline value is zero (nothing to compare)
   bool regressed = false;
 };

@@ -1,8 +1,8 @@
 #include "reports/csv_writer.h"
 
-#include <functional>
-
 #include <fmt/format.h>
+
+#include <functional>
 
 #include "reports/text_escape.h"
 

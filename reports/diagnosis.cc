@@ -17,10 +17,14 @@ size_t utf8SequenceLength(std::string_view s, size_t i) {
   const auto b = static_cast<unsigned char>(s[i]);
   size_t len = 0;
   if (b < 0x80) return 1;
-  if (b >= 0xC2 && b <= 0xDF) len = 2;
-  else if (b >= 0xE0 && b <= 0xEF) len = 3;
-  else if (b >= 0xF0 && b <= 0xF4) len = 4;
-  else return 0;
+  if (b >= 0xC2 && b <= 0xDF)
+    len = 2;
+  else if (b >= 0xE0 && b <= 0xEF)
+    len = 3;
+  else if (b >= 0xF0 && b <= 0xF4)
+    len = 4;
+  else
+    return 0;
   if (i + len > s.size()) return 0;
   for (size_t k = 1; k < len; ++k) {
     if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
@@ -75,9 +79,12 @@ std::vector<Evidence> evidenceFromJson(const json& j) {
 
 const char* findingKindName(FindingKind k) {
   switch (k) {
-    case FindingKind::kRoot: return "root";
-    case FindingKind::kSymptom: return "symptom";
-    case FindingKind::kContext: return "context";
+    case FindingKind::kRoot:
+      return "root";
+    case FindingKind::kSymptom:
+      return "symptom";
+    case FindingKind::kContext:
+      return "context";
   }
   return "?";
 }
@@ -94,9 +101,9 @@ core::Result<core::Layer> parseLayer(const std::string& name) {
   for (auto l : kLayers) {
     if (name == core::layerName(l)) return l;
   }
-  return core::Status(core::Code::kInvalidArgument,
-                      "unknown layer '" + name +
-                          "' (bootstrap, host-network, rdma, gpu, library, application)");
+  return core::Status(
+      core::Code::kInvalidArgument,
+      "unknown layer '" + name + "' (bootstrap, host-network, rdma, gpu, library, application)");
 }
 
 nlohmann::json toJson(const Evidence& e) {
@@ -159,8 +166,8 @@ core::Result<Diagnosis> diagnosisFromJson(const nlohmann::json& j) {
   auto layer = parseLayer(stringField(j, "layer"));
   if (!layer.isOk()) return layer.takeStatus();
   d.layer = *layer;
-  d.conclusive = j.contains("conclusive") && j["conclusive"].is_boolean() &&
-                 j["conclusive"].get<bool>();
+  d.conclusive =
+      j.contains("conclusive") && j["conclusive"].is_boolean() && j["conclusive"].get<bool>();
   d.confidence = stringField(j, "confidence");
   d.verdict = stringField(j, "verdict");
   d.next_step = stringField(j, "next_step");
@@ -176,7 +183,8 @@ core::Result<Diagnosis> diagnosisFromJson(const nlohmann::json& j) {
       auto fk = parseFindingKind(stringField(fj, "kind"));
       f.kind = fk.isOk() ? *fk : FindingKind::kContext;
       if (fj.contains("score") && fj["score"].is_number_integer()) f.score = fj["score"].get<int>();
-      if (fj.contains("count") && fj["count"].is_number_integer()) f.count = fj["count"].get<long>();
+      if (fj.contains("count") && fj["count"].is_number_integer())
+        f.count = fj["count"].get<long>();
       f.verdict = stringField(fj, "verdict");
       f.next_step = stringField(fj, "next_step");
       if (fj.contains("culprit")) f.culprit = culpritFromJson(fj["culprit"]);

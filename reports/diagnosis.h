@@ -3,10 +3,9 @@
 // ranks/hosts/links, the evidence that supports it, the next step, and the other findings ranked.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 
@@ -46,8 +45,8 @@ struct Finding {
   std::string id;  // rule id or derived-finding id
   core::Layer layer = core::Layer::kNone;
   FindingKind kind = FindingKind::kContext;
-  int score = 0;    // higher ranks first
-  long count = 0;   // how many lines/events supported it
+  int score = 0;   // higher ranks first
+  long count = 0;  // how many lines/events supported it
   std::string verdict;
   std::string next_step;
   Culprit culprit;
@@ -56,8 +55,8 @@ struct Finding {
 
 struct Diagnosis {
   core::Layer layer = core::Layer::kNone;
-  bool conclusive = false;     // false: nothing conclusive, `verdict` says what was seen
-  std::string confidence;      // "high", "medium", "low"
+  bool conclusive = false;  // false: nothing conclusive, `verdict` says what was seen
+  std::string confidence;   // "high", "medium", "low"
   std::string verdict;
   Culprit culprit;
   std::vector<Evidence> evidence;

@@ -1,8 +1,8 @@
 #include "reports/html_sections.h"
 
-#include <set>
-
 #include <fmt/format.h>
+
+#include <set>
 
 #include "reports/text_escape.h"
 
@@ -45,9 +45,9 @@ std::string baselineCells(const ReportRow& r) {
   std::string out;
   for (const MetricDelta& d : r.baseline->deltas) {
     const double better_sign = std::string(d.metric) == "busbw" ? -1 : 1;
-    out += fmt::format("<td class=\"{}\" title=\"baseline {:.4g} {}; noise {:.3g} us\">{:+.1f}%</td>",
-                       d.regressed ? "worse" : "", d.base, d.unit, d.noise_us,
-                       better_sign * d.change * 100 + 0.0);
+    out += fmt::format(
+        "<td class=\"{}\" title=\"baseline {:.4g} {}; noise {:.3g} us\">{:+.1f}%</td>",
+        d.regressed ? "worse" : "", d.base, d.unit, d.noise_us, better_sign * d.change * 100 + 0.0);
   }
   return out;
 }
@@ -55,23 +55,25 @@ std::string baselineCells(const ReportRow& r) {
 }  // namespace
 
 std::string htmlRunsSection(const ReportModel& model) {
-  std::string out = "<section id=\"runs\"><h2>Runs</h2>\n<table class=\"meta\"><tr><th>run</th>"
-                    "<th>file</th><th>collective</th><th>transport</th><th>algorithms</th>"
-                    "<th>ranks</th><th>hosts</th><th>launcher</th><th>started (UTC)</th>"
-                    "<th>ccscope</th><th>rows</th></tr>\n";
+  std::string out =
+      "<section id=\"runs\"><h2>Runs</h2>\n<table class=\"meta\"><tr><th>run</th>"
+      "<th>file</th><th>collective</th><th>transport</th><th>algorithms</th>"
+      "<th>ranks</th><th>hosts</th><th>launcher</th><th>started (UTC)</th>"
+      "<th>ccscope</th><th>rows</th></tr>\n";
   std::string details;
   for (const RunRecords& r : model.runs) {
     const RunMetadata m = r.meta.value_or(RunMetadata{});
-    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                       "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                       xmlEscape(r.label), xmlEscape(r.source), xmlEscape(m.collective),
-                       xmlEscape(m.transport), xmlEscape(joined(m.algorithms)), m.ranks,
-                       xmlEscape(uniqueHosts(m.hosts)), xmlEscape(m.launcher),
-                       xmlEscape(m.start_time), xmlEscape(m.version), r.rows.size());
-    details += fmt::format("<details><summary>{}: command line, libraries, environment</summary>"
-                           "<p><code>{}</code></p><p>{}</p><p>{}</p></details>\n",
-                           xmlEscape(r.label), xmlEscape(joined(m.argv, " ")),
-                           keyValues(m.libraries), keyValues(m.env));
+    out += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        xmlEscape(r.label), xmlEscape(r.source), xmlEscape(m.collective), xmlEscape(m.transport),
+        xmlEscape(joined(m.algorithms)), m.ranks, xmlEscape(uniqueHosts(m.hosts)),
+        xmlEscape(m.launcher), xmlEscape(m.start_time), xmlEscape(m.version), r.rows.size());
+    details += fmt::format(
+        "<details><summary>{}: command line, libraries, environment</summary>"
+        "<p><code>{}</code></p><p>{}</p><p>{}</p></details>\n",
+        xmlEscape(r.label), xmlEscape(joined(m.argv, " ")), keyValues(m.libraries),
+        keyValues(m.env));
   }
   return out + "</table>\n" + details + "</section>\n";
 }
@@ -83,7 +85,8 @@ std::string htmlFailuresSection(const ReportModel& model) {
   for (size_t i = 0; i < lines.size() && i < kMaxFailuresListed; ++i)
     out += "<li>" + xmlEscape(lines[i]) + "</li>\n";
   if (lines.size() > kMaxFailuresListed)
-    out += fmt::format("<li>…and {} more (see the table)</li>\n", lines.size() - kMaxFailuresListed);
+    out +=
+        fmt::format("<li>…and {} more (see the table)</li>\n", lines.size() - kMaxFailuresListed);
   return out + "</ul></section>\n";
 }
 
@@ -92,17 +95,19 @@ std::string htmlDiagnosisSection(const ReportModel& model) {
   if (diagnoses.empty()) return "";
   std::string out = "<section id=\"diagnosis\"><h2>Diagnosis</h2>\n";
   for (const Diagnosis* d : diagnoses) {
-    out += fmt::format("<div class=\"diagnosis {}\"><p class=\"layer\">Layer: <b>{}</b>{}{}</p>"
-                       "<p class=\"verdict\">{}</p>\n",
-                       d->conclusive ? "conclusive" : "inconclusive", core::layerName(d->layer),
-                       d->conclusive ? "" : " (inconclusive)",
-                       d->confidence.empty() ? "" : ", confidence " + xmlEscape(d->confidence),
-                       xmlEscape(d->verdict));
+    out += fmt::format(
+        "<div class=\"diagnosis {}\"><p class=\"layer\">Layer: <b>{}</b>{}{}</p>"
+        "<p class=\"verdict\">{}</p>\n",
+        d->conclusive ? "conclusive" : "inconclusive", core::layerName(d->layer),
+        d->conclusive ? "" : " (inconclusive)",
+        d->confidence.empty() ? "" : ", confidence " + xmlEscape(d->confidence),
+        xmlEscape(d->verdict));
     if (!d->culprit.empty()) {
       std::vector<std::string> ranks;
       for (int r : d->culprit.ranks) ranks.push_back(std::to_string(r));
-      out += fmt::format("<p>Culprit: ranks {} · hosts {} · links {}</p>\n", xmlEscape(joined(ranks)),
-                         xmlEscape(joined(d->culprit.hosts)), xmlEscape(joined(d->culprit.links)));
+      out +=
+          fmt::format("<p>Culprit: ranks {} · hosts {} · links {}</p>\n", xmlEscape(joined(ranks)),
+                      xmlEscape(joined(d->culprit.hosts)), xmlEscape(joined(d->culprit.links)));
     }
     if (!d->next_step.empty()) out += "<p><b>Next step:</b> " + xmlEscape(d->next_step) + "</p>\n";
     if (!d->evidence.empty()) {
@@ -135,7 +140,8 @@ std::string htmlTableSection(const ReportModel& model) {
       model.has_baseline ? "<th>busbw vs base</th><th>p50 vs base</th><th>p99 vs base</th>" : "");
   for (const ReportRow& r : model.rows) {
     std::string why;
-    for (const RowFailure& f : r.failures) why += std::string(failureKindName(f.kind)) + ": " + f.message + "\n";
+    for (const RowFailure& f : r.failures)
+      why += std::string(failureKindName(f.kind)) + ": " + f.message + "\n";
     out += fmt::format(
         "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{:.2f}</td><td class=\"n\">{:.3f}</td>"

@@ -1,13 +1,13 @@
 #include "reports/jsonl_reader.h"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace ccscope::reports {
 
@@ -30,7 +30,8 @@ Status getString(const json& j, const char* key, std::string& out, bool required
 
 template <typename T>
 Status getNumber(const json& j, const char* key, T& out, bool required) {
-  if (!j.contains(key) || j[key].is_null()) return required ? fieldError(key, "a number") : Status::ok();
+  if (!j.contains(key) || j[key].is_null())
+    return required ? fieldError(key, "a number") : Status::ok();
   if (!j[key].is_number()) return fieldError(key, "a number");
   if constexpr (std::is_integral_v<T>) {
     if (!j[key].is_number_integer()) return fieldError(key, "an integer");
@@ -43,10 +44,9 @@ Status getLatency(const json& j, LatencyStats& lat) {
   if (!j.contains("lat_us")) return Status::ok();
   const json& l = j["lat_us"];
   if (!l.is_object()) return fieldError("lat_us", "an object");
-  const std::pair<const char*, double*> fields[] = {{"min", &lat.min}, {"p50", &lat.p50},
-                                                    {"p90", &lat.p90}, {"p99", &lat.p99},
-                                                    {"max", &lat.max}, {"mean", &lat.mean},
-                                                    {"stdev", &lat.stdev}};
+  const std::pair<const char*, double*> fields[] = {
+      {"min", &lat.min}, {"p50", &lat.p50},   {"p90", &lat.p90},    {"p99", &lat.p99},
+      {"max", &lat.max}, {"mean", &lat.mean}, {"stdev", &lat.stdev}};
   for (const auto& [key, dst] : fields) {
     Status s = getNumber(l, key, *dst, false);
     if (!s.isOk()) return s.prepend("lat_us");

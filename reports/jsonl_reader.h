@@ -4,10 +4,9 @@
 #pragma once
 
 #include <istream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 #include "reports/run_records.h"

@@ -1,8 +1,8 @@
 #include "reports/jsonl_writer.h"
 
-#include <cerrno>
-
 #include <fmt/format.h>
+
+#include <cerrno>
 
 namespace ccscope::reports {
 
@@ -10,26 +10,31 @@ using nlohmann::json;
 
 json toJson(const Measurement& m) {
   json j{{"type", "result"},
-              {"schema", kSchemaVersion},
-              {"collective", m.collective},
-              {"algorithm", m.algorithm},
-              {"transport", m.transport},
-              {"ranks", m.ranks},
-              {"bytes", m.bytes},
-              {"count", m.count},
-              {"dtype", m.dtype},
-              {"redop", m.redop},
-              {"root", m.root},
-              {"in_place", m.in_place},
-              {"iters", m.iters},
-              {"time_us", m.time_us},
-              {"algbw_gbps", m.algbw_gbps},
-              {"busbw_gbps", m.busbw_gbps},
-              {"busbw_factor", m.busbw_factor},
-              {"wrong", m.wrong},
-              {"lat_us",
-               {{"min", m.lat.min}, {"p50", m.lat.p50}, {"p90", m.lat.p90}, {"p99", m.lat.p99},
-                {"max", m.lat.max}, {"mean", m.lat.mean}, {"stdev", m.lat.stdev}}}};
+         {"schema", kSchemaVersion},
+         {"collective", m.collective},
+         {"algorithm", m.algorithm},
+         {"transport", m.transport},
+         {"ranks", m.ranks},
+         {"bytes", m.bytes},
+         {"count", m.count},
+         {"dtype", m.dtype},
+         {"redop", m.redop},
+         {"root", m.root},
+         {"in_place", m.in_place},
+         {"iters", m.iters},
+         {"time_us", m.time_us},
+         {"algbw_gbps", m.algbw_gbps},
+         {"busbw_gbps", m.busbw_gbps},
+         {"busbw_factor", m.busbw_factor},
+         {"wrong", m.wrong},
+         {"lat_us",
+          {{"min", m.lat.min},
+           {"p50", m.lat.p50},
+           {"p90", m.lat.p90},
+           {"p99", m.lat.p99},
+           {"max", m.lat.max},
+           {"mean", m.lat.mean},
+           {"stdev", m.lat.stdev}}}};
   if (!m.requested_algorithm.empty() && m.requested_algorithm != m.algorithm)
     j["requested_algorithm"] = m.requested_algorithm;
   if (!m.note.empty()) j["note"] = m.note;
@@ -63,7 +68,8 @@ json toJson(const RunMetadata& m) {
 core::Result<std::unique_ptr<JsonLinesWriter>> JsonLinesWriter::open(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f)
-    return core::errnoStatus("fopen", errno).prepend(fmt::format("cannot write --json file '{}'", path));
+    return core::errnoStatus("fopen", errno)
+        .prepend(fmt::format("cannot write --json file '{}'", path));
   return std::unique_ptr<JsonLinesWriter>(new JsonLinesWriter(f));
 }
 

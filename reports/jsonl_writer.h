@@ -4,9 +4,8 @@
 #pragma once
 
 #include <cstdio>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/status.h"
 #include "reports/measurement.h"

@@ -1,8 +1,8 @@
 #include "reports/junit_writer.h"
 
-#include <regex>
-
 #include <fmt/format.h>
+
+#include <regex>
 
 #include "reports/text_escape.h"
 
@@ -32,8 +32,8 @@ std::string hostnameAttr(const RunRecords& run) {
 void writeCase(const ReportModel& model, const ReportRow& r, std::ostream& out) {
   const std::string cls = fmt::format("ccscope.{}.{}.{}.{}", model.runs[r.run].label,
                                       r.m.collective, r.m.transport, askedAlgorithm(r.m));
-  out << fmt::format("    <testcase name=\"{}\" classname=\"{}\" time=\"{}\"", xmlEscape(rowName(r.m)),
-                     xmlEscape(cls), seconds(rowSeconds(r.m)));
+  out << fmt::format("    <testcase name=\"{}\" classname=\"{}\" time=\"{}\"",
+                     xmlEscape(rowName(r.m)), xmlEscape(cls), seconds(rowSeconds(r.m)));
   if (!r.failed()) {
     out << "/>\n";
     return;
@@ -66,7 +66,8 @@ void writeSuite(const ReportModel& model, size_t s, std::ostream& out) {
       failures, seconds(time), timestampAttr(run), hostnameAttr(run));
   out << "    <properties>\n";
   out << fmt::format("      <property name=\"source\" value=\"{}\"/>\n", xmlEscape(run.source));
-  out << fmt::format("      <property name=\"tolerance\" value=\"{}\"/>\n", model.criteria.tolerance);
+  out << fmt::format("      <property name=\"tolerance\" value=\"{}\"/>\n",
+                     model.criteria.tolerance);
   if (run.meta)
     out << fmt::format("      <property name=\"ranks\" value=\"{}\"/>\n", run.meta->ranks);
   out << "    </properties>\n";
@@ -96,8 +97,9 @@ void writeJunit(const ReportModel& model, std::ostream& out) {
   const size_t tests = model.rows.size() + model.unmatched_limits.size();
   const size_t failures = model.failedRows() + model.unmatched_limits.size();
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out << fmt::format("<testsuites name=\"ccscope\" tests=\"{}\" failures=\"{}\" errors=\"0\" time=\"{}\">\n",
-                     tests, failures, seconds(time));
+  out << fmt::format(
+      "<testsuites name=\"ccscope\" tests=\"{}\" failures=\"{}\" errors=\"0\" time=\"{}\">\n",
+      tests, failures, seconds(time));
   for (size_t s = 0; s < model.series.size(); ++s) writeSuite(model, s, out);
   if (!model.unmatched_limits.empty()) writeLimitSuite(model, model.series.size(), out);
   out << "</testsuites>\n";

@@ -1,8 +1,8 @@
 #include "reports/markdown_writer.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "reports/text_escape.h"
 
@@ -34,13 +34,15 @@ void writeRuns(const ReportModel& model, std::ostream& out) {
     for (const auto& a : m.algorithms) appendItem(algos, ", ", a);
     out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", markdownCell(r.label),
                        markdownCell(m.collective), markdownCell(m.transport), markdownCell(algos),
-                       m.ranks, markdownCell(m.launcher), markdownCell(m.start_time), r.rows.size());
+                       m.ranks, markdownCell(m.launcher), markdownCell(m.start_time),
+                       r.rows.size());
   }
 }
 
 void writeKeyNumbers(const ReportModel& model, std::ostream& out) {
   out << "\n### Key numbers\n\n"
-         "| collective | series | sizes | peak busbw (GB/s) | at size (B) | p50 latency, smallest size (us) |\n"
+         "| collective | series | sizes | peak busbw (GB/s) | at size (B) | p50 latency, smallest "
+         "size (us) |\n"
          "|---|---|---:|---:|---:|---:|\n";
   for (const Series& s : model.series) {
     if (s.points.empty()) continue;
@@ -63,13 +65,15 @@ void writeRegressions(const ReportModel& model, std::ostream& out) {
     if (!r.has(FailureKind::kRegression)) continue;
     for (const MetricDelta& d : r.baseline->deltas) {
       if (!d.regressed || listed++ >= kMarkdownMaxListed) continue;
-      out << fmt::format("| {} | {} | {} {} | {:.4g} | {:.4g} | {:.1f}% worse | {:.3g} | {:.3g} |\n",
-                         markdownCell(model.runs[r.run].label), markdownCell(rowName(r.m)),
-                         d.metric, d.unit, d.base, d.now, d.change * 100, d.excess_us, d.noise_us);
+      out << fmt::format(
+          "| {} | {} | {} {} | {:.4g} | {:.4g} | {:.1f}% worse | {:.3g} | {:.3g} |\n",
+          markdownCell(model.runs[r.run].label), markdownCell(rowName(r.m)), d.metric, d.unit,
+          d.base, d.now, d.change * 100, d.excess_us, d.noise_us);
     }
   }
   if (listed > kMarkdownMaxListed)
-    out << fmt::format("\n…and {} more (see the CSV or JUnit report).\n", listed - kMarkdownMaxListed);
+    out << fmt::format("\n…and {} more (see the CSV or JUnit report).\n",
+                       listed - kMarkdownMaxListed);
 }
 
 void writeOtherFailures(const ReportModel& model, FailureKind kind, const char* title,
@@ -91,22 +95,25 @@ void writeDiagnoses(const ReportModel& model, std::ostream& out) {
   for (const Diagnosis* d : model.diagnoses()) {
     out << fmt::format("\n### Diagnosis: {} layer{}\n\n> {}\n", core::layerName(d->layer),
                        d->conclusive ? "" : " (inconclusive)", markdownCell(d->verdict));
-    if (!d->next_step.empty()) out << fmt::format(">\n> **Next step:** {}\n", markdownCell(d->next_step));
+    if (!d->next_step.empty())
+      out << fmt::format(">\n> **Next step:** {}\n", markdownCell(d->next_step));
   }
 }
 
 }  // namespace
 
 void writeMarkdown(const ReportModel& model, std::ostream& out) {
-  out << fmt::format("## {} ccscope report: {}\n\n", model.passed() ? "✅" : "❌", verdictLine(model));
+  out << fmt::format("## {} ccscope report: {}\n\n", model.passed() ? "✅" : "❌",
+                     verdictLine(model));
   writeRuns(model, out);
   writeKeyNumbers(model, out);
   if (model.has_baseline) {
     size_t compared = model.rows.size() - model.unmatched_rows;
-    out << fmt::format("\nBaseline `{}`, tolerance {:g}%: {} rows compared, {} regressed, {} "
-                       "without a baseline row.\n",
-                       markdownCell(model.baseline_source), model.criteria.tolerance * 100, compared,
-                       model.count(FailureKind::kRegression), model.unmatched_rows);
+    out << fmt::format(
+        "\nBaseline `{}`, tolerance {:g}%: {} rows compared, {} regressed, {} "
+        "without a baseline row.\n",
+        markdownCell(model.baseline_source), model.criteria.tolerance * 100, compared,
+        model.count(FailureKind::kRegression), model.unmatched_rows);
     if (model.count(FailureKind::kRegression)) writeRegressions(model, out);
   }
   writeOtherFailures(model, FailureKind::kWrongResults, "Wrong results", out);

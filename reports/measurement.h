@@ -42,7 +42,7 @@ struct Measurement {
   double busbw_factor = 1;
   int64_t wrong = -1;  // elements wrong summed over ranks; -1: not checked
   LatencyStats lat;
-  std::string note;    // e.g. why --algo auto picked this algorithm
+  std::string note;  // e.g. why --algo auto picked this algorithm
 };
 
 // The algorithm a row stands for in series and comparisons: "auto" for auto's rows (whose

@@ -1,24 +1,28 @@
 #include "reports/report_model.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 namespace ccscope::reports {
 
 const char* failureKindName(FailureKind k) {
   switch (k) {
-    case FailureKind::kWrongResults: return "wrong-results";
-    case FailureKind::kThreshold: return "threshold";
-    case FailureKind::kRegression: return "regression";
+    case FailureKind::kWrongResults:
+      return "wrong-results";
+    case FailureKind::kThreshold:
+      return "threshold";
+    case FailureKind::kRegression:
+      return "regression";
   }
   return "?";
 }
 
 bool ReportRow::has(FailureKind k) const {
-  return std::any_of(failures.begin(), failures.end(), [k](const RowFailure& f) { return f.kind == k; });
+  return std::any_of(failures.begin(), failures.end(),
+                     [k](const RowFailure& f) { return f.kind == k; });
 }
 
 size_t ReportModel::count(FailureKind k) const {
@@ -83,9 +87,11 @@ void assignPoints(ReportModel& model) {
     std::stable_sort(pts.begin(), pts.end(), [&](size_t a, size_t b) {
       return model.rows[a].m.bytes < model.rows[b].m.bytes;
     });
-    pts.erase(std::unique(pts.begin(), pts.end(), [&](size_t a, size_t b) {
-                return model.rows[a].m.bytes == model.rows[b].m.bytes;
-              }), pts.end());
+    pts.erase(std::unique(pts.begin(), pts.end(),
+                          [&](size_t a, size_t b) {
+                            return model.rows[a].m.bytes == model.rows[b].m.bytes;
+                          }),
+              pts.end());
     model.series[s].points = std::move(pts);
   }
 }
@@ -96,7 +102,8 @@ void checkRow(ReportRow& row, const Criteria& c, const std::map<std::string, Mea
     row.failures.push_back({FailureKind::kWrongResults,
                             fmt::format("{} wrong elements (results not exact)", row.m.wrong)});
   for (const Threshold& t : c.limits)
-    if (auto msg = checkThreshold(t, row.m)) row.failures.push_back({FailureKind::kThreshold, *msg});
+    if (auto msg = checkThreshold(t, row.m))
+      row.failures.push_back({FailureKind::kThreshold, *msg});
   if (!has_baseline) return;
   auto it = base.find(rowKey(row.m));
   if (it == base.end()) {
@@ -118,11 +125,13 @@ ReportModel buildReportModel(std::vector<RunRecords> runs, const std::vector<Run
   model.has_baseline = has_baseline;
   std::map<std::string, Measurement> base;  // first occurrence of each key wins
   for (const RunRecords& r : baseline) {
-    if (model.baseline_source.empty()) model.baseline_source = r.source.empty() ? r.label : r.source;
+    if (model.baseline_source.empty())
+      model.baseline_source = r.source.empty() ? r.label : r.source;
     for (const Measurement& m : r.rows) base.emplace(rowKey(m), m);
   }
   for (size_t run = 0; run < model.runs.size(); ++run)
-    for (const Measurement& m : model.runs[run].rows) model.rows.push_back(ReportRow{run, 0, m, {}, {}});
+    for (const Measurement& m : model.runs[run].rows)
+      model.rows.push_back(ReportRow{run, 0, m, {}, {}});
   std::vector<bool> limit_used(criteria.limits.size(), false);
   for (ReportRow& row : model.rows) {
     checkRow(row, criteria, base, has_baseline, model.unmatched_rows);
@@ -131,9 +140,9 @@ ReportModel buildReportModel(std::vector<RunRecords> runs, const std::vector<Run
   }
   for (size_t t = 0; t < criteria.limits.size(); ++t)
     if (!limit_used[t])
-      model.unmatched_limits.push_back(fmt::format(
-          "{}: no row has size {} B, so the limit checked nothing", thresholdName(criteria.limits[t]),
-          criteria.limits[t].bytes));
+      model.unmatched_limits.push_back(
+          fmt::format("{}: no row has size {} B, so the limit checked nothing",
+                      thresholdName(criteria.limits[t]), criteria.limits[t].bytes));
   assignSeries(model);
   assignPoints(model);
   return model;

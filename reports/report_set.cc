@@ -1,12 +1,12 @@
 #include "reports/report_set.h"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
-
-#include <fmt/format.h>
 
 #include "reports/csv_writer.h"
 #include "reports/html_writer.h"
@@ -53,18 +53,22 @@ Status writeFile(const std::string& path, const char* what,
     if (!out) return Status(Code::kSystem, fmt::format("error writing {} report '{}'", what, path));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    return Status(Code::kSystem, fmt::format("cannot rename '{}' to '{}': {}", tmp, path,
-                                             std::strerror(errno)));
+    return Status(Code::kSystem,
+                  fmt::format("cannot rename '{}' to '{}': {}", tmp, path, std::strerror(errno)));
   return Status::ok();
 }
 
 }  // namespace
 
 core::Status writeReportFiles(const ReportModel& model, const ReportOptions& o) {
-  CCSCOPE_RETURN_IF_ERROR(writeFile(o.html_path, "HTML", [&](std::ostream& s) { writeHtml(model, s); }));
-  CCSCOPE_RETURN_IF_ERROR(writeFile(o.md_path, "Markdown", [&](std::ostream& s) { writeMarkdown(model, s); }));
-  CCSCOPE_RETURN_IF_ERROR(writeFile(o.csv_path, "CSV", [&](std::ostream& s) { writeCsv(model, s); }));
-  CCSCOPE_RETURN_IF_ERROR(writeFile(o.junit_path, "JUnit", [&](std::ostream& s) { writeJunit(model, s); }));
+  CCSCOPE_RETURN_IF_ERROR(
+      writeFile(o.html_path, "HTML", [&](std::ostream& s) { writeHtml(model, s); }));
+  CCSCOPE_RETURN_IF_ERROR(
+      writeFile(o.md_path, "Markdown", [&](std::ostream& s) { writeMarkdown(model, s); }));
+  CCSCOPE_RETURN_IF_ERROR(
+      writeFile(o.csv_path, "CSV", [&](std::ostream& s) { writeCsv(model, s); }));
+  CCSCOPE_RETURN_IF_ERROR(
+      writeFile(o.junit_path, "JUnit", [&](std::ostream& s) { writeJunit(model, s); }));
   return Status::ok();
 }
 

@@ -26,8 +26,8 @@ class RecordCollector : public ResultSink {
  public:
   explicit RecordCollector(std::string label = "run") : label_(std::move(label)) {}
   void onRun(const RunMetadata& m) override {
-    runs_.push_back(RunRecords{runs_.empty() ? label_ : label_ + "#" + std::to_string(runs_.size() + 1),
-                               "", m, {}, {}});
+    runs_.push_back(RunRecords{
+        runs_.empty() ? label_ : label_ + "#" + std::to_string(runs_.size() + 1), "", m, {}, {}});
   }
   void onMeasurement(const Measurement& m) override { current().rows.push_back(m); }
   void addDiagnosis(const Diagnosis& d) { current().diagnoses.push_back(d); }

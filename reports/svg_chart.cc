@@ -1,10 +1,10 @@
 #include "reports/svg_chart.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "reports/text_escape.h"
 
@@ -49,7 +49,12 @@ Scale makeScale(const ChartSpec& spec) {
       for (size_t i = 0; i < b.x.size(); ++i) take(b.x[i], b.hi[i]);
   }
   if (xmax == 0) xmin = 1, xmax = 2, ymin = 1, ymax = 2;
-  Scale s{std::log2(xmin), std::log2(xmax), 0, 0, spec.log_y, spec.width - kLeft - kRight,
+  Scale s{std::log2(xmin),
+          std::log2(xmax),
+          0,
+          0,
+          spec.log_y,
+          spec.width - kLeft - kRight,
           spec.height - kTop - kBottom};
   if (s.x1 - s.x0 < 1) s.x0 -= 0.5, s.x1 += 0.5;
   if (spec.log_y) {
@@ -71,26 +76,32 @@ std::string axes(const ChartSpec& spec, const Scale& s) {
   for (int e = static_cast<int>(std::ceil(s.x0)); e <= static_cast<int>(std::floor(s.x1)); ++e) {
     if (e % every) continue;
     const double x = s.px(std::exp2(e));
-    out += fmt::format("<line class=\"grid\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2:.1f}\"/>"
-                       "<text class=\"tick\" x=\"{0:.1f}\" y=\"{3:.1f}\" text-anchor=\"middle\">{4}</text>\n",
-                       x, kTop, bottom, bottom + 16, shortBytes(std::exp2(e)));
+    out += fmt::format(
+        "<line class=\"grid\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2:.1f}\"/>"
+        "<text class=\"tick\" x=\"{0:.1f}\" y=\"{3:.1f}\" text-anchor=\"middle\">{4}</text>\n",
+        x, kTop, bottom, bottom + 16, shortBytes(std::exp2(e)));
   }
   auto ytick = [&](double v, const std::string& label) {
     const double y = s.py(v);
-    out += fmt::format("<line class=\"grid\" x1=\"{0}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\"/>"
-                       "<text class=\"tick\" x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-                       kLeft, kLeft + s.w, y, kLeft - 6, y + 4, label);
+    out += fmt::format(
+        "<line class=\"grid\" x1=\"{0}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\"/>"
+        "<text class=\"tick\" x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+        kLeft, kLeft + s.w, y, kLeft - 6, y + 4, label);
   };
   if (s.log_y) {
-    for (double e = s.y0; e <= s.y1 + 1e-9; ++e) ytick(std::pow(10, e), fmt::format("{:g}", std::pow(10, e)));
+    for (double e = s.y0; e <= s.y1 + 1e-9; ++e)
+      ytick(std::pow(10, e), fmt::format("{:g}", std::pow(10, e)));
   } else {
     const double step = niceStep(s.y1);
     for (double v = 0; v <= s.y1 + step * 1e-6; v += step) ytick(v, fmt::format("{:g}", v));
   }
-  out += fmt::format("<text class=\"axis-label\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                     kLeft + s.w / 2, spec.height - 8, xmlEscape(spec.x_label));
-  out += fmt::format("<text class=\"axis-label\" transform=\"rotate(-90)\" x=\"{:.1f}\" y=\"16\" "
-                     "text-anchor=\"middle\">{}</text>\n", -(kTop + s.h / 2), xmlEscape(spec.y_label));
+  out += fmt::format(
+      "<text class=\"axis-label\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+      kLeft + s.w / 2, spec.height - 8, xmlEscape(spec.x_label));
+  out += fmt::format(
+      "<text class=\"axis-label\" transform=\"rotate(-90)\" x=\"{:.1f}\" y=\"16\" "
+      "text-anchor=\"middle\">{}</text>\n",
+      -(kTop + s.h / 2), xmlEscape(spec.y_label));
   out += fmt::format("<text class=\"chart-title\" x=\"{}\" y=\"20\">{}</text>\n", kLeft,
                      xmlEscape(spec.title));
   return out;
@@ -108,31 +119,40 @@ std::string band(const ChartBand& b, const Scale& s, const char* color) {
   std::string d;
   for (size_t i = 0; i < b.x.size(); ++i)
     d += fmt::format("{}{:.1f} {:.1f}", i ? " L" : "M", s.px(b.x[i]), s.py(b.hi[i]));
-  for (size_t i = b.x.size(); i-- > 0;) d += fmt::format(" L{:.1f} {:.1f}", s.px(b.x[i]), s.py(b.lo[i]));
-  return fmt::format("<path class=\"{}\" fill=\"{}\" stroke=\"none\" d=\"{} Z\"><title>{}</title></path>\n",
-                     b.css_class, color, d, xmlEscape(b.tip));
+  for (size_t i = b.x.size(); i-- > 0;)
+    d += fmt::format(" L{:.1f} {:.1f}", s.px(b.x[i]), s.py(b.lo[i]));
+  return fmt::format(
+      "<path class=\"{}\" fill=\"{}\" stroke=\"none\" d=\"{} Z\"><title>{}</title></path>\n",
+      b.css_class, color, d, xmlEscape(b.tip));
 }
 
 std::string markers(const std::vector<ChartPoint>& pts, const Scale& s, const char* cls) {
   std::string out;
   for (const ChartPoint& p : pts)
-    out += fmt::format("<circle class=\"{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\"><title>{}</title></circle>\n",
-                       cls, s.px(p.x), s.py(p.y), xmlEscape(p.tip));
+    out += fmt::format(
+        "<circle class=\"{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\"><title>{}</title></circle>\n",
+        cls, s.px(p.x), s.py(p.y), xmlEscape(p.tip));
   return out;
 }
 
 std::string seriesGroup(const ChartSeries& series, size_t index, const Scale& s) {
   const char* color = seriesColor(index);
   const std::string name = xmlEscape(series.name);
-  std::string out = fmt::format("<g class=\"series\" data-series=\"{}\" data-index=\"{}\" "
-                                "stroke=\"{}\" fill=\"{}\">\n", name, index, color, color);
+  std::string out = fmt::format(
+      "<g class=\"series\" data-series=\"{}\" data-index=\"{}\" "
+      "stroke=\"{}\" fill=\"{}\">\n",
+      name, index, color, color);
   for (const ChartBand& b : series.bands) out += band(b, s, color);
   if (!series.baseline.empty())
-    out += fmt::format("<path class=\"baseline-line\" fill=\"none\" stroke-dasharray=\"6 4\" data-series=\"{}\" data-points=\"{}\" d=\"{}\"/>\n",
-                       name, series.baseline.size(), pathData(series.baseline, s)) +
+    out += fmt::format(
+               "<path class=\"baseline-line\" fill=\"none\" stroke-dasharray=\"6 4\" "
+               "data-series=\"{}\" data-points=\"{}\" d=\"{}\"/>\n",
+               name, series.baseline.size(), pathData(series.baseline, s)) +
            markers(series.baseline, s, "pt baseline-pt");
-  out += fmt::format("<path class=\"series-line\" fill=\"none\" data-series=\"{}\" data-points=\"{}\" d=\"{}\"/>\n",
-                     name, series.points.size(), pathData(series.points, s));
+  out += fmt::format(
+      "<path class=\"series-line\" fill=\"none\" data-series=\"{}\" data-points=\"{}\" "
+      "d=\"{}\"/>\n",
+      name, series.points.size(), pathData(series.points, s));
   out += markers(series.points, s, "pt");
   return out + "</g>\n";
 }
@@ -150,16 +170,18 @@ std::string shortBytes(double bytes) {
 
 std::string renderChart(const ChartSpec& spec) {
   const Scale s = makeScale(spec);
-  std::string out = fmt::format("<figure class=\"chart\" id=\"{}\">\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
-                                "viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\">\n",
-                                spec.id, spec.width, spec.height, spec.width, spec.height);
+  std::string out = fmt::format(
+      "<figure class=\"chart\" id=\"{}\">\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+      "viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\">\n",
+      spec.id, spec.width, spec.height, spec.width, spec.height);
   out += axes(spec, s);
   for (size_t i = 0; i < spec.series.size(); ++i) out += seriesGroup(spec.series[i], i, s);
   out += "</svg>\n<ul class=\"legend\">\n";
   for (size_t i = 0; i < spec.series.size(); ++i)
-    out += fmt::format("<li data-index=\"{}\"><span class=\"swatch\" style=\"background:{}\"></span>{}{}</li>\n",
-                       i, seriesColor(i), xmlEscape(spec.series[i].name),
-                       spec.series[i].baseline.empty() ? "" : " <span class=\"dash\">(dashed: baseline)</span>");
+    out += fmt::format(
+        "<li data-index=\"{}\"><span class=\"swatch\" style=\"background:{}\"></span>{}{}</li>\n",
+        i, seriesColor(i), xmlEscape(spec.series[i].name),
+        spec.series[i].baseline.empty() ? "" : " <span class=\"dash\">(dashed: baseline)</span>");
   return out + "</ul>\n</figure>\n";
 }
 

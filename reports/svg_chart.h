@@ -15,7 +15,7 @@ struct ChartPoint {
   std::string tip;      // hover text
 };
 
-struct ChartBand {  // filled area between lo and hi at the given x, e.g. p50..p99
+struct ChartBand {        // filled area between lo and hi at the given x, e.g. p50..p99
   std::string css_class;  // "band-p99", "band-max"
   std::vector<double> x, lo, hi;
   std::string tip;

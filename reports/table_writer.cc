@@ -10,7 +10,9 @@ void TableWriter::onRun(const RunMetadata& m) {
              m.transport, m.ranks, m.launcher);
   for (size_t r = 0; r < m.hosts.size(); ++r)
     fmt::print(out_, "#  Rank {:2} on {}\n", r, m.hosts[r]);
-  fmt::print(out_, "#  Times in us; bandwidth in GB/s (1 GB/s = 10^9 B/s); p50/p99: per-iteration latency\n");
+  fmt::print(
+      out_,
+      "#  Times in us; bandwidth in GB/s (1 GB/s = 10^9 B/s); p50/p99: per-iteration latency\n");
   // Large-message figures differ up to 2.6x between page sizes (docs/performance.md).
   if (!m.host_pages.empty())
     fmt::print(out_, "#  {}\n",
@@ -27,9 +29,11 @@ void TableWriter::onRun(const RunMetadata& m) {
              "{:>6}  {:>5}  {:>7} {:>7}  {:>7} {:>7}{}\n",
              "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
              "algbw", "busbw", "#wrong", "p50", "p99", "p50", "p99", algo);
-  fmt::print(out_, "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>5}  {:>7}  {:>6}  "
-             "{:>6}  {:>5}  {:>7} {:>7}  {:>7} {:>7}\n", "(B)", "(elements)", "", "", "", "(us)",
-             "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(us)");
+  fmt::print(out_,
+             "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>5}  {:>7}  {:>6}  "
+             "{:>6}  {:>5}  {:>7} {:>7}  {:>7} {:>7}\n",
+             "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+             "(GB/s)", "", "(us)", "(us)", "(us)", "(us)");
   std::fflush(out_);
 }
 
@@ -88,7 +92,8 @@ void TableWriter::onMeasurement(const Measurement& m) {
 void TableWriter::onEnd(const RunSummary& s) {
   if (pending_) printRow(&*pending_, nullptr);
   pending_.reset();
-  fmt::print(out_, "# Out of bounds values : {} {}\n", s.wrong_total, s.wrong_total ? "FAILED" : "OK");
+  fmt::print(out_, "# Out of bounds values : {} {}\n", s.wrong_total,
+             s.wrong_total ? "FAILED" : "OK");
   fmt::print(out_, "# Avg bus bandwidth    : {:g} \n#\n", s.avg_busbw_gbps);
   std::fflush(out_);
 }

@@ -15,7 +15,8 @@ std::string sanitizeLines(std::string_view text) {
   size_t start = 0;
   while (true) {
     const size_t nl = text.find('\n', start);
-    out += sanitizeText(text.substr(start, nl == std::string_view::npos ? nl : nl - start), kUnlimited);
+    out += sanitizeText(text.substr(start, nl == std::string_view::npos ? nl : nl - start),
+                        kUnlimited);
     if (nl == std::string_view::npos) return out;
     out += '\n';
     start = nl + 1;
@@ -30,12 +31,23 @@ std::string xmlEscape(std::string_view text) {
   out.reserve(clean.size() + 8);
   for (char c : clean) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -56,9 +68,12 @@ std::string markdownCell(std::string_view text) {
   const std::string clean = sanitizeText(text, kUnlimited);
   std::string out;
   for (char c : clean) {
-    if (c == '|') out += "\\|";
-    else if (c == '<') out += "&lt;";
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else if (c == '<')
+      out += "&lt;";
+    else
+      out += c;
   }
   return out;
 }

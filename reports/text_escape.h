@@ -7,8 +7,9 @@
 
 namespace ccscope::reports {
 
-std::string xmlEscape(std::string_view text);   // & < > " ' escaped, newlines kept; text and attributes
-std::string csvField(std::string_view text);    // RFC 4180: quoted when it holds , " or newlines
+std::string xmlEscape(
+    std::string_view text);  // & < > " ' escaped, newlines kept; text and attributes
+std::string csvField(std::string_view text);      // RFC 4180: quoted when it holds , " or newlines
 std::string markdownCell(std::string_view text);  // | and newlines escaped for a table cell
 
 // Appends `item` to `out`, preceded by `sep` unless `out` is empty (building lists).

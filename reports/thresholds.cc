@@ -1,9 +1,9 @@
 #include "reports/thresholds.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 #include "core/units.h"
 
@@ -53,8 +53,8 @@ core::Result<std::vector<Threshold>> parseThresholds(const std::string& text, Li
 std::optional<std::string> checkThreshold(const Threshold& t, const Measurement& m) {
   if (m.bytes != t.bytes) return std::nullopt;
   if (t.kind == LimitKind::kMinBusbw && m.busbw_gbps < t.value)
-    return fmt::format("busbw {:.3f} GB/s below the minimum {:g} GB/s ({})", m.busbw_gbps,
-                       t.value, thresholdName(t));
+    return fmt::format("busbw {:.3f} GB/s below the minimum {:g} GB/s ({})", m.busbw_gbps, t.value,
+                       thresholdName(t));
   if (t.kind == LimitKind::kMaxLatency && m.lat.p50 > t.value)
     return fmt::format("p50 latency {:.2f} us above the maximum {:g} us ({})", m.lat.p50, t.value,
                        thresholdName(t));

@@ -36,11 +36,11 @@ struct Capabilities {
 };
 
 struct TransportOptions {
-  int local_ranks = 1;           // ranks on this host (for the spin policy)
-  int streams = 1;               // tcp: connections per peer
-  std::string ifname;            // tcp: interface to listen on ("" = the one reaching the store)
-  std::string listen_host;       // tcp: explicit address to listen on
-  size_t single_copy_from = 0;   // shm: messages from this size by single copy (0: its default)
+  int local_ranks = 1;          // ranks on this host (for the spin policy)
+  int streams = 1;              // tcp: connections per peer
+  std::string ifname;           // tcp: interface to listen on ("" = the one reaching the store)
+  std::string listen_host;      // tcp: explicit address to listen on
+  size_t single_copy_from = 0;  // shm: messages from this size by single copy (0: its default)
 };
 
 class Transport {

@@ -19,9 +19,8 @@ constexpr size_t kMaxEvidenceBytes = 512;
 // Keywords that wake the structured parsers; indices are the Trigger values below.
 enum Trigger { kSeqNum, kNcclWork, kCaName, kState, kHcaId, kPort, kBandwidth, kAccessPeer };
 const std::vector<std::string>& triggerKeywords() {
-  static const std::vector<std::string> k = {"SeqNum=",  "NCCL work:", "CA '", "state:",
-                                             "hca_id:",  "port",       "Bandwidth",
-                                             "Access Peer"};
+  static const std::vector<std::string> k = {
+      "SeqNum=", "NCCL work:", "CA '", "state:", "hca_id:", "port", "Bandwidth", "Access Peer"};
   return k;
 }
 
@@ -32,8 +31,8 @@ std::string expandTemplate(const std::string& tmpl, const RuleMatch& m) {
   for (size_t i = 0; i < tmpl.size(); ++i) {
     if (tmpl[i] == '{' && i + 2 < tmpl.size() && tmpl[i + 2] == '}' && tmpl[i + 1] >= '0' &&
         tmpl[i + 1] <= '9') {
-      out += reports::sanitizeText(m.groups[static_cast<size_t>(tmpl[i + 1] - '0')],
-                                   kMaxCaptureBytes);
+      out +=
+          reports::sanitizeText(m.groups[static_cast<size_t>(tmpl[i + 1] - '0')], kMaxCaptureBytes);
       i += 2;
     } else {
       out += tmpl[i];
@@ -57,7 +56,8 @@ int toRank(std::string_view s) {
 
 Analyzer::Analyzer(std::vector<Rule> rules) : matcher_(std::move(rules), triggerKeywords()) {}
 
-core::Result<std::unique_ptr<Analyzer>> Analyzer::create(const std::vector<std::string>& rule_dirs) {
+core::Result<std::unique_ptr<Analyzer>> Analyzer::create(
+    const std::vector<std::string>& rule_dirs) {
   CCSCOPE_ASSIGN_OR_RETURN(auto rules, loadRules(rule_dirs));
   return std::make_unique<Analyzer>(std::move(rules));
 }
@@ -134,7 +134,8 @@ void Analyzer::dispatchTriggers(const std::vector<int>& triggers, std::string_vi
   bool ib_fed = false;
   for (int t : triggers) {
     if ((t == kSeqNum || t == kNcclWork)) {
-      progress_.parseWatchdogLine(body, rank, {file_->name, line_number, std::string(body.substr(0, kMaxEvidenceBytes))});
+      progress_.parseWatchdogLine(
+          body, rank, {file_->name, line_number, std::string(body.substr(0, kMaxEvidenceBytes))});
     } else if ((t == kCaName || t == kState || t == kHcaId || t == kPort) && !ib_fed) {
       file_->ib.feed(body, line_number, derived);
       ib_fed = true;
@@ -189,7 +190,8 @@ void Analyzer::feedLine(std::string_view raw, long line_number) {
   dispatchTriggers(triggers_, ctx.body, line_number, rank, derived);
   for (auto& e : derived) addEvent(std::move(e), base);
   if (matches_.empty()) return;
-  base.evidence.push_back({file_->name, line_number, std::string(ctx.body.substr(0, 4 * kMaxEvidenceBytes))});
+  base.evidence.push_back(
+      {file_->name, line_number, std::string(ctx.body.substr(0, 4 * kMaxEvidenceBytes))});
   for (const auto& m : matches_) addRuleMatch(m, base);
 }
 

@@ -1,9 +1,9 @@
 #include "diagnostics/analyze/block_parsers.h"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <initializer_list>
-
-#include <fmt/format.h>
 
 namespace ccscope::diagnostics {
 namespace {
@@ -13,7 +13,8 @@ constexpr size_t kMaxDevices = 64;
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -46,7 +47,10 @@ bool parseRow(std::string_view s, std::vector<double>& values) {
 
 const FindingSpec& ibPortDownSpec() {
   static const FindingSpec spec{
-      "rdma.port-not-active", core::Layer::kRdma, reports::FindingKind::kRoot, 60,
+      "rdma.port-not-active",
+      core::Layer::kRdma,
+      reports::FindingKind::kRoot,
+      60,
       "an RDMA port is not active",
       "Check the cable and switch port of that HCA (ibstat, ibportstate, switch logs); if the "
       "port is unused, exclude it (NCCL_IB_HCA) so no traffic is routed to it."};
@@ -55,7 +59,10 @@ const FindingSpec& ibPortDownSpec() {
 
 const FindingSpec& p2pSlowSpec() {
   static const FindingSpec spec{
-      "gpu.p2p-path-broken", core::Layer::kGpu, reports::FindingKind::kRoot, 75,
+      "gpu.p2p-path-broken",
+      core::Layer::kGpu,
+      reports::FindingKind::kRoot,
+      75,
       "GPU peer-to-peer copies are much slower than staged copies: the P2P path is broken",
       "Check IOMMU and PCIe ACS settings (disable ACS on the switches, iommu=pt), or disable P2P "
       "(NCCL_P2P_DISABLE=1) and confirm the hang goes away; run nvidia-smi topo -m."};

@@ -16,11 +16,11 @@ struct Event {
   std::string verdict;  // empty: spec->verdict
   int rank = -1;
   std::string host;
-  std::string peer;      // remote endpoint the line blames (IP, host or "rank N")
+  std::string peer;  // remote endpoint the line blames (IP, host or "rank N")
   bool has_time = false;
   double time = 0;
   int file_index = -1;
-  uint64_t order = 0;    // (file index << 40) | line: position when no time is known
+  uint64_t order = 0;  // (file index << 40) | line: position when no time is known
   std::vector<reports::Evidence> evidence;
 };
 

@@ -26,12 +26,12 @@ struct FindingAggregate {
   bool has_time = false;
   double first_time = 0;
   uint64_t first_order = 0;
-  std::map<int, std::string> ranks;                   // rank -> host ("" when unknown)
-  std::set<std::string> hosts;                        // hosts seen, ranks or not
-  std::map<std::string, std::set<std::string>> peers; // peer -> reporters (host or rank)
+  std::map<int, std::string> ranks;                    // rank -> host ("" when unknown)
+  std::set<std::string> hosts;                         // hosts seen, ranks or not
+  std::map<std::string, std::set<std::string>> peers;  // peer -> reporters (host or rank)
   std::set<std::string> files;
-  std::vector<reports::Evidence> evidence;            // earliest few
-  std::vector<std::pair<bool, double>> evidence_time; // parallel to evidence
+  std::vector<reports::Evidence> evidence;             // earliest few
+  std::vector<std::pair<bool, double>> evidence_time;  // parallel to evidence
   std::vector<uint64_t> evidence_order;
 };
 

@@ -1,6 +1,7 @@
 #include "diagnostics/analyze/flight_recorder.h"
 
 #include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 namespace ccscope::diagnostics {
@@ -37,8 +38,10 @@ void readPgStatus(const json& doc, int rank, const std::string& file, ProgressTr
   const long done = intField(*pg, "last_completed_collective");
   if (enq < 0 && done < 0) return;
   tracker.recordEnqueued(rank, enq, done,
-                         {file, 1, fmt::format("pg_status: last_enqueued_collective={} "
-                                               "last_completed_collective={}", enq, done)});
+                         {file, 1,
+                          fmt::format("pg_status: last_enqueued_collective={} "
+                                      "last_completed_collective={}",
+                                      enq, done)});
 }
 
 }  // namespace
@@ -56,16 +59,17 @@ bool parseFlightRecorderDump(std::string_view text, int rank_hint, const std::st
   readPgStatus(doc, rank, file, tracker);
   long max_seq = -1, max_done = -1;
   for (const auto& e : doc["entries"]) {
-    if (!e.is_object() || (e.contains("is_p2p") && e["is_p2p"].is_boolean() &&
-                           e["is_p2p"].get<bool>())) {
+    if (!e.is_object() ||
+        (e.contains("is_p2p") && e["is_p2p"].is_boolean() && e["is_p2p"].get<bool>())) {
       continue;
     }
     const long seq = intField(e, "collective_seq_id");
     const std::string op = stringField(e, "profiling_name");
     std::string pg = stringField(e, "pg_id");
     if (pg.empty() && intField(e, "pg_id") >= 0) pg = std::to_string(intField(e, "pg_id"));
-    tracker.recordOp(rank, pg, seq, op,
-                     {file, 1, fmt::format("entry collective_seq_id={} profiling_name={}", seq, op)});
+    tracker.recordOp(
+        rank, pg, seq, op,
+        {file, 1, fmt::format("entry collective_seq_id={} profiling_name={}", seq, op)});
     if (pg == "0" || pg.empty()) {
       max_seq = std::max(max_seq, seq);
       if (stringField(e, "state") == "completed") max_done = std::max(max_done, seq);

@@ -66,7 +66,8 @@ void KeywordIndex::build() {
   }
   // Upper-case bytes follow the lower-case transitions: matching ignores ASCII case.
   for (size_t s = 0; s < outputs_.size(); ++s) {
-    for (int c = 'A'; c <= 'Z'; ++c) next_[s * kAlphabet + c] = next_[s * kAlphabet + (c - 'A' + 'a')];
+    for (int c = 'A'; c <= 'Z'; ++c)
+      next_[s * kAlphabet + c] = next_[s * kAlphabet + (c - 'A' + 'a')];
   }
   seen_.assign(static_cast<size_t>(max_tag_ + 1), 0);
   built_ = true;

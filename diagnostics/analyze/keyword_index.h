@@ -23,11 +23,11 @@ class KeywordIndex {
  private:
   static constexpr int kAlphabet = 256;
   int addState();
-  std::vector<int32_t> next_;               // state * kAlphabet + byte -> state
-  std::vector<std::vector<int>> outputs_;   // tags reported on reaching a state
+  std::vector<int32_t> next_;              // state * kAlphabet + byte -> state
+  std::vector<std::vector<int>> outputs_;  // tags reported on reaching a state
   std::vector<int32_t> fail_;
   bool built_ = false;
-  mutable std::vector<uint32_t> seen_;      // tag -> generation of the last report
+  mutable std::vector<uint32_t> seen_;  // tag -> generation of the last report
   mutable uint32_t generation_ = 0;
   int max_tag_ = -1;
 };

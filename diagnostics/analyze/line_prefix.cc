@@ -131,12 +131,15 @@ bool stripIsoTime(std::string_view& s, LineContext& ctx) {
   s = afterSeparator(s.substr(i));
   // RFC 3339 syslog: "<time> host kernel: " or "<time> host proc[pid]: ".
   const size_t sp = s.find(' ');
-  if (sp != std::string_view::npos && sp > 0 && sp < 64 && s.substr(0, sp).find(':') == std::string_view::npos) {
+  if (sp != std::string_view::npos && sp > 0 && sp < 64 &&
+      s.substr(0, sp).find(':') == std::string_view::npos) {
     const std::string_view rest = s.substr(sp + 1);
     const size_t colon = rest.find(": ");
-    const std::string_view tag = colon == std::string_view::npos ? std::string_view() : rest.substr(0, colon);
-    if (tag == "kernel" || (!tag.empty() && tag.back() == ']' && tag.find('[') != std::string_view::npos &&
-                            tag.find(' ') == std::string_view::npos)) {
+    const std::string_view tag =
+        colon == std::string_view::npos ? std::string_view() : rest.substr(0, colon);
+    if (tag == "kernel" ||
+        (!tag.empty() && tag.back() == ']' && tag.find('[') != std::string_view::npos &&
+         tag.find(' ') == std::string_view::npos)) {
       ctx.host = s.substr(0, sp);
       s = rest.substr(colon + 2);
     }
@@ -198,8 +201,9 @@ bool stripBracketTag(std::string_view& s, LineContext& ctx) {
     }
   }
   const bool colon = close + 1 < s.size() && s[close + 1] == ':';
-  const bool ranky = name.size() > 4 && (name.substr(0, 4) == "rank" || name.substr(0, 4) == "Rank" ||
-                                         name.substr(0, 4) == "RANK");
+  const bool ranky =
+      name.size() > 4 &&
+      (name.substr(0, 4) == "rank" || name.substr(0, 4) == "Rank" || name.substr(0, 4) == "RANK");
   if (!has_alpha || (!colon && !ranky)) return false;
   const int rank = firstNumberIn(name);
   if (rank >= 0) ctx.rank = rank;

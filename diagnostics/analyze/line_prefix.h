@@ -8,11 +8,11 @@
 namespace ccscope::diagnostics {
 
 struct LineContext {
-  std::string_view body;   // the line without its prefixes
-  int rank = -1;           // from a launcher tag, -1 when none
-  std::string_view host;   // from a syslog prefix or an NCCL "host:pid:tid [dev]" header
-  bool has_time = false;   // true when an absolute date and time was found
-  double time = 0;         // seconds since 1970-01-01 (time zone ignored)
+  std::string_view body;  // the line without its prefixes
+  int rank = -1;          // from a launcher tag, -1 when none
+  std::string_view host;  // from a syslog prefix or an NCCL "host:pid:tid [dev]" header
+  bool has_time = false;  // true when an absolute date and time was found
+  double time = 0;        // seconds since 1970-01-01 (time zone ignored)
 };
 
 LineContext parseLinePrefix(std::string_view raw);

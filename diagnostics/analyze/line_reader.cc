@@ -2,12 +2,11 @@
 
 #include <fcntl.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <algorithm>
-#include <cstring>
-
 #include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 namespace ccscope::diagnostics {
 namespace {

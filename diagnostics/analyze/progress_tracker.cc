@@ -1,9 +1,9 @@
 #include "diagnostics/analyze/progress_tracker.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
-
-#include <fmt/format.h>
 
 namespace ccscope::diagnostics {
 namespace {
@@ -32,7 +32,9 @@ std::string wordAfter(std::string_view s, std::string_view key) {
   if (at == std::string_view::npos) return {};
   size_t i = at + key.size();
   size_t j = i;
-  while (j < s.size() && j - i < 32 && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_')) ++j;
+  while (j < s.size() && j - i < 32 &&
+         (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_'))
+    ++j;
   return std::string(s.substr(i, j - i));
 }
 
@@ -60,7 +62,10 @@ std::string listRanks(const std::vector<int>& ranks) {
 
 const FindingSpec& rankBehindSpec() {
   static const FindingSpec spec{
-      "application.rank-behind", core::Layer::kApplication, reports::FindingKind::kRoot, 45,
+      "application.rank-behind",
+      core::Layer::kApplication,
+      reports::FindingKind::kRoot,
+      45,
       "rank(s) behind the others never issued the collective the others wait in",
       "Look at what the rank(s) behind were doing instead (stack dump with py-spy dump, a "
       "rank-only code path such as `if rank == 0:` around a collective, data loading, a "
@@ -70,8 +75,11 @@ const FindingSpec& rankBehindSpec() {
 
 const FindingSpec& opMismatchSpec() {
   static const FindingSpec spec{
-      "application.collective-mismatch", core::Layer::kApplication, reports::FindingKind::kRoot,
-      80, "ranks issued different collectives at the same sequence number",
+      "application.collective-mismatch",
+      core::Layer::kApplication,
+      reports::FindingKind::kRoot,
+      80,
+      "ranks issued different collectives at the same sequence number",
       "Make every rank call the same collectives in the same order (look for rank-dependent "
       "branches, different metric keys, or uneven data); TORCH_DISTRIBUTED_DEBUG=DETAIL checks "
       "it at each call."};
@@ -125,7 +133,7 @@ void ProgressTracker::recordOp(int rank, const std::string& pg, long seq, const 
 
 // Ranks strictly below the maximum of `value` form the minority that is behind.
 static std::vector<Event> behindBy(const std::map<int, RankProgress>& ranks,
-                                     long RankProgress::*value, const char* what) {
+                                   long RankProgress::*value, const char* what) {
   std::vector<std::pair<long, int>> seen;
   for (const auto& [rank, p] : ranks) {
     if (p.*value >= 0) seen.emplace_back(p.*value, rank);
@@ -141,9 +149,10 @@ static std::vector<Event> behindBy(const std::map<int, RankProgress>& ranks,
   if (behind.size() * 2 > seen.size()) return {};  // not a minority: no single laggard
   Event e;
   e.spec = &rankBehindSpec();
-  e.verdict = fmt::format("rank(s) {} {} collective #{} while the other {} rank(s) reached #{}: "
-                          "the rank(s) behind never issued the collective the others wait in",
-                          listRanks(behind), what, lo, seen.size() - behind.size(), hi);
+  e.verdict = fmt::format(
+      "rank(s) {} {} collective #{} while the other {} rank(s) reached #{}: "
+      "the rank(s) behind never issued the collective the others wait in",
+      listRanks(behind), what, lo, seen.size() - behind.size(), hi);
   std::vector<Event> out;
   for (int r : behind) {
     Event one = e;
@@ -164,8 +173,8 @@ std::optional<Event> ProgressTracker::opMismatch() const {
     }
     Event e;
     e.spec = &opMismatchSpec();
-    e.verdict = fmt::format("collective #{} of process group {} differs across ranks: {}",
-                            key.seq, key.pg, detail);
+    e.verdict = fmt::format("collective #{} of process group {} differs across ranks: {}", key.seq,
+                            key.pg, detail);
     e.evidence.push_back(op_evidence_.at(key));
     return e;
   }

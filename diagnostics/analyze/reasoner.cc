@@ -1,8 +1,8 @@
 #include "diagnostics/analyze/reasoner.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace ccscope::diagnostics {
 namespace {
@@ -21,9 +21,12 @@ struct Candidate {
 
 int kindOrder(reports::FindingKind k) {
   switch (k) {
-    case reports::FindingKind::kRoot: return 0;
-    case reports::FindingKind::kSymptom: return 1;
-    case reports::FindingKind::kContext: return 2;
+    case reports::FindingKind::kRoot:
+      return 0;
+    case reports::FindingKind::kSymptom:
+      return 1;
+    case reports::FindingKind::kContext:
+      return 2;
   }
   return 3;
 }
@@ -160,11 +163,13 @@ reports::Diagnosis reason(const FindingAccumulator& acc, long files, long lines)
   d.lines = lines;
   const bool has_root = !ranked.empty() && ranked[0].finding.kind == reports::FindingKind::kRoot &&
                         ranked[0].finding.score >= kMinRootScore;
-  const bool has_symptom = !ranked.empty() && ranked[0].finding.kind != reports::FindingKind::kContext;
+  const bool has_symptom =
+      !ranked.empty() && ranked[0].finding.kind != reports::FindingKind::kContext;
   if (has_root || has_symptom) {
     const size_t top = pickTop(ranked);
-    if (top != 0) std::rotate(ranked.begin(), ranked.begin() + static_cast<long>(top),
-                              ranked.begin() + static_cast<long>(top) + 1);
+    if (top != 0)
+      std::rotate(ranked.begin(), ranked.begin() + static_cast<long>(top),
+                  ranked.begin() + static_cast<long>(top) + 1);
     const auto& f = ranked[0].finding;
     d.conclusive = true;
     d.layer = f.layer;
@@ -174,14 +179,16 @@ reports::Diagnosis reason(const FindingAccumulator& acc, long files, long lines)
     d.confidence = confidenceOf(f);
     d.verdict = f.verdict + describeCulprit(f.culprit);
     if (!has_root) {
-      d.verdict += "; no lower-layer error (network, RDMA, GPU, NCCL) appears in the logs, so the "
-                   "ranks most likely fell out of step: one rank did not reach the collective";
+      d.verdict +=
+          "; no lower-layer error (network, RDMA, GPU, NCCL) appears in the logs, so the "
+          "ranks most likely fell out of step: one rank did not reach the collective";
     }
     addSupportingEvidence(ranked, 0, d);
   } else {
     d.verdict = seenSummary(ranked, files, lines);
-    d.next_step = "Collect logs from all ranks with NCCL_DEBUG=INFO (and TORCH_NCCL_DUMP_ON_TIMEOUT=1 "
-                  "for Flight Recorder dumps), plus dmesg from every host, and run again.";
+    d.next_step =
+        "Collect logs from all ranks with NCCL_DEBUG=INFO (and TORCH_NCCL_DUMP_ON_TIMEOUT=1 "
+        "for Flight Recorder dumps), plus dmesg from every host, and run again.";
     d.confidence = "none";
   }
   for (size_t i = 0; i < ranked.size() && i < kMaxListedFindings; ++i) {

@@ -12,8 +12,8 @@
 
 namespace ccscope::diagnostics {
 
-inline constexpr int kMinRootScore = 10;    // weaker "root" findings are only listed
-inline constexpr int kEarlierWindow = 15;   // score gap within which earliest wins
+inline constexpr int kMinRootScore = 10;   // weaker "root" findings are only listed
+inline constexpr int kEarlierWindow = 15;  // score gap within which earliest wins
 inline constexpr size_t kMaxListedFindings = 40;
 
 reports::Diagnosis reason(const FindingAccumulator& acc, long files, long lines);

@@ -30,13 +30,13 @@ struct Rule {
   std::vector<std::string> keywords;  // at least one must occur (case-insensitive)
   std::string pattern;
   std::shared_ptr<const std::regex> regex;
-  int peer_group = 0;   // 0: none
+  int peer_group = 0;  // 0: none
   int rank_group = 0;
   int host_group = 0;
-  int layer_group = 0;  // group holding a layer name (ccscope's own status lines)
-  std::vector<std::string> examples;    // lines the rule must match
-  std::vector<std::string> near_misses; // lines it must not match
-  std::string source;                   // file the rule came from
+  int layer_group = 0;                   // group holding a layer name (ccscope's own status lines)
+  std::vector<std::string> examples;     // lines the rule must match
+  std::vector<std::string> near_misses;  // lines it must not match
+  std::string source;                    // file the rule came from
 };
 
 }  // namespace ccscope::diagnostics

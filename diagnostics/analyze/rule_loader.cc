@@ -1,11 +1,11 @@
 #include "diagnostics/analyze/rule_loader.h"
 
+#include <toml++/toml.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <toml++/toml.h>
 
 namespace ccscope::diagnostics {
 namespace {
@@ -13,8 +13,9 @@ namespace {
 constexpr int kMaxGroup = 9;
 
 core::Status ruleError(const std::string& source, const std::string& id, const std::string& msg) {
-  return core::Status(core::Code::kInvalidArgument,
-                      "rule file " + source + (id.empty() ? "" : " rule '" + id + "'") + ": " + msg);
+  return core::Status(
+      core::Code::kInvalidArgument,
+      "rule file " + source + (id.empty() ? "" : " rule '" + id + "'") + ": " + msg);
 }
 
 // A string or an array of strings.

@@ -8,7 +8,8 @@ namespace {
 
 bool containsIgnoreCase(std::string_view text, std::string_view key) {
   auto it = std::search(text.begin(), text.end(), key.begin(), key.end(), [](char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+    return std::tolower(static_cast<unsigned char>(a)) ==
+           std::tolower(static_cast<unsigned char>(b));
   });
   return it != text.end();
 }
@@ -64,8 +65,9 @@ void RuleMatcher::scan(std::string_view line, std::vector<RuleMatch>& matches,
 
 bool RuleMatcher::ruleMatches(size_t index, std::string_view line) const {
   const Rule& rule = rules_.at(index);
-  const bool keyword = std::any_of(rule.keywords.begin(), rule.keywords.end(),
-                                   [&](const std::string& k) { return containsIgnoreCase(line, k); });
+  const bool keyword =
+      std::any_of(rule.keywords.begin(), rule.keywords.end(),
+                  [&](const std::string& k) { return containsIgnoreCase(line, k); });
   return keyword && regexMatch(rule, line, nullptr);
 }
 

@@ -56,7 +56,6 @@ Status exchangeWith(ClockIo& io, int peer, const ProbeOptions& o, std::vector<Cl
   return Status::ok();
 }
 
-
 // Every rank on every host other than rank 0's is off by more than the bound, the same way, and
 // there are at least two such hosts: rank 0's clock is the one that is wrong.
 bool rankZeroIsOddOneOut(const std::vector<const PeerClock*>& over,
@@ -87,8 +86,8 @@ void blameSkew(ProbeResult& r, const std::vector<const PeerClock*>& over,
       "and "
       "reachable), then rerun ccscope diagnose.";
   for (const PeerClock* p : over)
-    r.evidence.push_back(fmt::format("{}: clock {} ± {} from rank 0's ({})", rankLabel(p->rank, hosts),
-                                     formatOffset(p->offset.offset_ns),
+    r.evidence.push_back(fmt::format("{}: clock {} ± {} from rank 0's ({})",
+                                     rankLabel(p->rank, hosts), formatOffset(p->offset.offset_ns),
                                      formatOffset(p->offset.uncertainty_ns).substr(1),
                                      hostOf(0, hosts)));
   if (rankZeroIsOddOneOut(over, peers, hosts)) {
@@ -172,8 +171,8 @@ ProbeResult judgeClockSkew(const std::vector<PeerClock>& peers,
   }
   r.detail =
       fmt::format("largest offset {} ± {}: {}; bound {} s", formatOffset(largest->offset.offset_ns),
-                  formatOffset(largest->offset.uncertainty_ns).substr(1), rankLabel(largest->rank, hosts),
-                  max_skew_s);
+                  formatOffset(largest->offset.uncertainty_ns).substr(1),
+                  rankLabel(largest->rank, hosts), max_skew_s);
   return r;
 }
 

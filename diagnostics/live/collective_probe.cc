@@ -108,8 +108,8 @@ bool blameHops(const std::vector<Hop>& hops, const std::vector<std::string>& hos
           "runs at {:.3f} GB/s{}, under a quarter of the median hop between hosts ({:.3f} GB/s)",
           h.gbps, hopPassesNote(h), med);
     if (issue.empty()) continue;
-    std::string line =
-        fmt::format("ring hop {} -> {} {}", rankLabel(h.from, hosts), rankLabel(h.to, hosts), issue);
+    std::string line = fmt::format("ring hop {} -> {} {}", rankLabel(h.from, hosts),
+                                   rankLabel(h.to, hosts), issue);
     // The verdict line names a link between hosts before a fault inside one host.
     r.evidence.insert(
         crosses(h, hosts) && !cross_host_fault ? r.evidence.begin() : r.evidence.end(), line);
@@ -165,7 +165,8 @@ ProbeResult judgeAllreduce(const std::vector<json>& per_rank, const std::string&
       if (skip_reason.empty()) skip_reason = j.value("skipped", std::string());
     } else if (!j.value("ok", false)) {
       failed.push_back(k);
-      r.evidence.push_back(fmt::format("{}: {}", rankLabel(k, hosts), j.value("detail", std::string())));
+      r.evidence.push_back(
+          fmt::format("{}: {}", rankLabel(k, hosts), j.value("detail", std::string())));
     } else {
       slowest = std::max(slowest, j.value("seconds", 0.0));
     }

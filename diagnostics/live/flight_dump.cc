@@ -1,11 +1,10 @@
 #include "diagnostics/live/flight_dump.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
-
-#include <fmt/format.h>
 
 namespace ccscope::diagnostics {
 
@@ -15,10 +14,14 @@ namespace {
 
 const char* stateName(core::FlightState s) {
   switch (s) {
-    case core::FlightState::kEmpty: return "empty";
-    case core::FlightState::kRunning: return "running";
-    case core::FlightState::kDone: return "done";
-    case core::FlightState::kFailed: return "failed";
+    case core::FlightState::kEmpty:
+      return "empty";
+    case core::FlightState::kRunning:
+      return "running";
+    case core::FlightState::kDone:
+      return "done";
+    case core::FlightState::kFailed:
+      return "failed";
   }
   return "?";
 }
@@ -54,13 +57,17 @@ json flightDump(const core::FlightRecorder& rec, int rank, const std::string& ho
   int64_t now = core::nowNs();
   json entries = json::array();
   uint64_t last = rec.latestSeq();
-  uint64_t first = last > core::FlightRecorder::kEntries ? last - core::FlightRecorder::kEntries + 1 : 1;
+  uint64_t first =
+      last > core::FlightRecorder::kEntries ? last - core::FlightRecorder::kEntries + 1 : 1;
   for (uint64_t s = first; s <= last; ++s) {
     const core::FlightEntry& e = rec.entry(s);
     if (e.seq.load(std::memory_order_acquire) == s) entries.push_back(entryJson(e, now));
   }
-  return json{{"type", "flight_recorder"}, {"rank", rank}, {"host", host},
-              {"pid", static_cast<int>(getpid())}, {"entries", entries}};
+  return json{{"type", "flight_recorder"},
+              {"rank", rank},
+              {"host", host},
+              {"pid", static_cast<int>(getpid())},
+              {"entries", entries}};
 }
 
 std::string flightSnapshot(const core::FlightRecorder& rec) {
@@ -73,7 +80,9 @@ Snapshot parseSnapshot(const std::string& text) {
   Snapshot s;
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return s;
-  auto get = [&](const char* k, auto def) { return j.contains(k) ? j[k].get<decltype(def)>() : def; };
+  auto get = [&](const char* k, auto def) {
+    return j.contains(k) ? j[k].get<decltype(def)>() : def;
+  };
   try {
     s.seq = get("seq", uint64_t{0});
     s.op = get("op", std::string());

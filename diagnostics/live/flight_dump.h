@@ -2,9 +2,8 @@
 // the compact snapshot every heartbeat carries to the coordinator.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/flight_record.h"
 

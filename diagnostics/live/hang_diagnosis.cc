@@ -1,10 +1,10 @@
 #include "diagnostics/live/hang_diagnosis.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "diagnostics/live/flight_dump.h"
 
@@ -37,8 +37,10 @@ void blame(Diagnosis& d, const RankHealth& h) {
 void addEvidence(Diagnosis& d, const HangInputs& in) {
   d.evidence.push_back({"", 0, fmt::format("rank {}: {}", in.self, in.failure.toString())});
   for (const RankHealth& h : in.table) {
-    std::string line = fmt::format("rank {} ({}): {}", h.rank, hostOf(h), launch::rankStateName(h.state));
-    if (h.state == RankState::kFrozen) line += fmt::format(", no heartbeat for {} ms", h.ms_since_heartbeat);
+    std::string line =
+        fmt::format("rank {} ({}): {}", h.rank, hostOf(h), launch::rankStateName(h.state));
+    if (h.state == RankState::kFrozen)
+      line += fmt::format(", no heartbeat for {} ms", h.ms_since_heartbeat);
     if (!h.note.empty()) line += ": " + h.note;
     if (!h.progress.empty()) line += "; last progress " + h.progress;
     d.evidence.push_back({"", 0, reports::sanitizeText(line, 600)});
@@ -58,28 +60,32 @@ std::optional<Diagnosis> deadOrFrozen(const HangInputs& in) {
   std::stable_sort(bad.begin(), bad.end(), [&](auto* a, auto* b) { return when(a) > when(b); });
   const RankHealth& first = *bad.front();
   // Silence can be the process (stopped, killed) or the path to its host: ask the host.
-  if (first.state == RankState::kFrozen && in.reachable && !first.addr.empty() && !in.reachable(first.addr)) {
-    Diagnosis d = make(Layer::kHostNetwork,
-                       fmt::format("host {} ({}) stopped answering on the network: rank {} went silent "
-                                   "and its host does not answer TCP", hostOf(first), first.addr, first.rank),
-                       "Check that host's link (ip link, cable, switch port), routes and firewall; "
-                       "ping it from the other hosts.");
+  if (first.state == RankState::kFrozen && in.reachable && !first.addr.empty() &&
+      !in.reachable(first.addr)) {
+    Diagnosis d =
+        make(Layer::kHostNetwork,
+             fmt::format("host {} ({}) stopped answering on the network: rank {} went silent "
+                         "and its host does not answer TCP",
+                         hostOf(first), first.addr, first.rank),
+             "Check that host's link (ip link, cable, switch port), routes and firewall; "
+             "ping it from the other hosts.");
     for (const RankHealth* h : bad)
       if (h->addr == first.addr) blame(d, *h);
     d.culprit.links.push_back(fmt::format("{} <-> rest of the job", hostOf(first)));
     return d;
   }
   bool gone = first.state == RankState::kGone;
-  Diagnosis d = make(Layer::kApplication,
-                     gone ? fmt::format("rank {} on {} exited or was killed while the others waited for it",
-                                        first.rank, hostOf(first))
-                          : fmt::format("rank {} on {} stopped responding: no heartbeat for {:.1f} s while "
-                                        "its host still answers (process stopped, e.g. SIGSTOP, or hung)",
-                                        first.rank, hostOf(first), first.ms_since_heartbeat / 1e3),
-                     gone ? "Look at that rank's own output and exit status (OOM killer: dmesg; a crash: "
-                            "core dump); rerun with the same ranks to see whether it repeats."
-                          : "Inspect the process (state in /proc/PID/status, gdb -p PID, py-spy dump): is it "
-                            "stopped, swapping, or stuck in a system call?");
+  Diagnosis d =
+      make(Layer::kApplication,
+           gone ? fmt::format("rank {} on {} exited or was killed while the others waited for it",
+                              first.rank, hostOf(first))
+                : fmt::format("rank {} on {} stopped responding: no heartbeat for {:.1f} s while "
+                              "its host still answers (process stopped, e.g. SIGSTOP, or hung)",
+                              first.rank, hostOf(first), first.ms_since_heartbeat / 1e3),
+           gone ? "Look at that rank's own output and exit status (OOM killer: dmesg; a crash: "
+                  "core dump); rerun with the same ranks to see whether it repeats."
+                : "Inspect the process (state in /proc/PID/status, gdb -p PID, py-spy dump): is it "
+                  "stopped, swapping, or stuck in a system call?");
   blame(d, first);
   return d;
 }
@@ -89,16 +95,19 @@ std::optional<Diagnosis> deadOrFrozen(const HangInputs& in) {
 // disagreement: their sends were buffered, which is normal.
 std::optional<Diagnosis> disagreement(const HangInputs& in, const std::map<int, Snapshot>& snaps) {
   std::map<uint64_t, std::set<std::string>> shapes_at;
-  for (const auto& [rank, s] : snaps) shapes_at[s.seq].insert(fmt::format("{} {} B {}", s.op, s.bytes, s.dtype));
+  for (const auto& [rank, s] : snaps)
+    shapes_at[s.seq].insert(fmt::format("{} {} B {}", s.op, s.bytes, s.dtype));
   bool differ = false;
   for (const auto& [seq, shapes] : shapes_at) differ |= shapes.size() > 1;
   if (!differ) return std::nullopt;
   std::map<std::string, std::vector<int>> groups;
   for (const auto& [rank, s] : snaps)
     groups[fmt::format("#{} {} {} B {}", s.seq, s.op, s.bytes, s.dtype)].push_back(rank);
-  auto majority = std::max_element(groups.begin(), groups.end(),
-                                   [](auto& a, auto& b) { return a.second.size() < b.second.size(); });
-  Diagnosis d = make(Layer::kApplication, "", "Make every rank call the same collectives in the same "
+  auto majority = std::max_element(groups.begin(), groups.end(), [](auto& a, auto& b) {
+    return a.second.size() < b.second.size();
+  });
+  Diagnosis d = make(Layer::kApplication, "",
+                     "Make every rank call the same collectives in the same "
                      "order with the same count and dtype (look for rank-dependent branches).");
   std::string others;
   for (const auto& [key, ranks] : groups) {
@@ -127,13 +136,14 @@ Diagnosis starvedLink(const RankHealth& x, const RankHealth& y, const Snapshot* 
   const RankHealth *a = &x, *b = &y;
   if (a->rank > b->rank) std::swap(a, b);  // culprit ranks lower first
   bool same_host = hostOf(*a) == hostOf(*b);
-  Diagnosis d = make(same_host ? Layer::kLibrary : Layer::kHostNetwork,
-                     fmt::format("rank {} ({}) waits for data from rank {} ({}), which is alive and has "
-                                 "sent it or waits in turn: the {} between them is not delivering",
-                                 x.rank, hostOf(x), y.rank, hostOf(y), same_host ? "transport" : "network path"),
-                     same_host ? "Rerun with another transport (--transport tcp) to isolate the transport."
-                               : "Test that pair of hosts directly (ccscope diagnose, ping, iperf); look for "
-                                 "firewall rules, MTU mismatches or a faulty link between them.");
+  Diagnosis d = make(
+      same_host ? Layer::kLibrary : Layer::kHostNetwork,
+      fmt::format("rank {} ({}) waits for data from rank {} ({}), which is alive and has "
+                  "sent it or waits in turn: the {} between them is not delivering",
+                  x.rank, hostOf(x), y.rank, hostOf(y), same_host ? "transport" : "network path"),
+      same_host ? "Rerun with another transport (--transport tcp) to isolate the transport."
+                : "Test that pair of hosts directly (ccscope diagnose, ping, iperf); look for "
+                  "firewall rules, MTU mismatches or a faulty link between them.");
   if (sy && sy->send_peer == x.rank)
     d.verdict += fmt::format(
         "; rank {}'s send to rank {} never finished ({} of {} B taken by the transport)", y.rank,
@@ -202,10 +212,12 @@ std::optional<Diagnosis> waitFor(const HangInputs& in, const std::map<int, Snaps
     if (waitsOn(y) < 0) {
       const bool behind = sx && (!sy || sy->seq < sx->seq);
       if (!behind) return std::nullopt;
-      Diagnosis d = make(Layer::kApplication,
-                         fmt::format("rank {} waits for rank {}, which is alive but not inside this "
-                                     "collective (busy elsewhere or skipped it)", x, y),
-                         "Find what that rank is doing (py-spy dump / gdb); check for rank-only code paths.");
+      Diagnosis d =
+          make(Layer::kApplication,
+               fmt::format("rank {} waits for rank {}, which is alive but not inside this "
+                           "collective (busy elsewhere or skipped it)",
+                           x, y),
+               "Find what that rank is doing (py-spy dump / gdb); check for rank-only code paths.");
       blame(d, *hy);
       return d;
     }
@@ -225,10 +237,12 @@ std::optional<Diagnosis> configAbort(const HangInputs& in) {
                   h.note.rfind("unavailable", 0) == 0;
     if (!config) continue;
     Layer layer = Layer::kApplication;
-    for (Layer l : {Layer::kBootstrap, Layer::kHostNetwork, Layer::kRdma, Layer::kGpu, Layer::kLibrary})
+    for (Layer l :
+         {Layer::kBootstrap, Layer::kHostNetwork, Layer::kRdma, Layer::kGpu, Layer::kLibrary})
       if (h.note.find(fmt::format("[{}]", core::layerName(l))) != std::string::npos) layer = l;
-    if (!d) d = make(layer, fmt::format("rank {} ({}) gave up: {}", h.rank, hostOf(h), h.note),
-                     "Fix that rank's configuration (its message names what is wrong) and rerun.");
+    if (!d)
+      d = make(layer, fmt::format("rank {} ({}) gave up: {}", h.rank, hostOf(h), h.note),
+               "Fix that rank's configuration (its message names what is wrong) and rerun.");
     blame(*d, h);
   }
   return d;
@@ -240,19 +254,22 @@ Diagnosis diagnoseHang(const HangInputs& in) {
   std::optional<Diagnosis> d;
   if (in.table.empty()) {
     if (in.reachable && !in.store_host.empty() && !in.reachable(in.store_host)) {
-      d = make(Layer::kHostNetwork,
-               fmt::format("this host ({}) lost the network: the rendezvous host {} does not answer "
-                           "TCP from here ({})", in.self_host, in.store_host, in.store_error),
-               "Check this host's link (ip link, cable, switch port), routes and firewall.");
+      d = make(
+          Layer::kHostNetwork,
+          fmt::format("this host ({}) lost the network: the rendezvous host {} does not answer "
+                      "TCP from here ({})",
+                      in.self_host, in.store_host, in.store_error),
+          "Check this host's link (ip link, cable, switch port), routes and firewall.");
       d->culprit.ranks.push_back(in.self);
       for (size_t r = 0; r < in.hosts.size(); ++r)  // every rank on this host is cut off too
         if (in.hosts[r] == in.self_host) d->culprit.ranks.push_back(static_cast<int>(r));
       d->culprit.hosts.push_back(in.self_host);
       d->culprit.links.push_back(fmt::format("{} <-> rest of the job", in.self_host));
     } else {
-      d = make(Layer::kApplication,
-               fmt::format("the rendezvous store (rank 0 or the launcher) is gone: {}", in.store_error),
-               "Look at rank 0's (or the launcher's) output: it exited or was killed first.");
+      d = make(
+          Layer::kApplication,
+          fmt::format("the rendezvous store (rank 0 or the launcher) is gone: {}", in.store_error),
+          "Look at rank 0's (or the launcher's) output: it exited or was killed first.");
       d->culprit.ranks.push_back(0);
     }
   }
@@ -260,11 +277,15 @@ Diagnosis diagnoseHang(const HangInputs& in) {
   if (!d) {
     for (const RankHealth& h : in.table)
       if (h.state == RankState::kNotJoined) {
-        if (!d) d = make(Layer::kBootstrap, "", "Check that every rank was started and can reach the "
-                         "rendezvous address (host, port, firewall).");
+        if (!d)
+          d = make(Layer::kBootstrap, "",
+                   "Check that every rank was started and can reach the "
+                   "rendezvous address (host, port, firewall).");
         blame(*d, h);
       }
-    if (d) d->verdict = fmt::format("rank(s) {} never joined the rendezvous", fmt::join(d->culprit.ranks, ", "));
+    if (d)
+      d->verdict =
+          fmt::format("rank(s) {} never joined the rendezvous", fmt::join(d->culprit.ranks, ", "));
   }
   std::map<int, Snapshot> snaps;
   for (const RankHealth& h : in.table)
@@ -287,8 +308,9 @@ Diagnosis diagnoseHang(const HangInputs& in) {
 std::string renderDiagnosis(const Diagnosis& d) {
   std::string out = fmt::format("layer {}: {}\n", core::layerName(d.layer), d.verdict);
   if (!d.culprit.empty())
-    out += fmt::format("  culprit: ranks [{}] hosts [{}] links [{}]\n", fmt::join(d.culprit.ranks, ", "),
-                       fmt::join(d.culprit.hosts, ", "), fmt::join(d.culprit.links, ", "));
+    out += fmt::format("  culprit: ranks [{}] hosts [{}] links [{}]\n",
+                       fmt::join(d.culprit.ranks, ", "), fmt::join(d.culprit.hosts, ", "),
+                       fmt::join(d.culprit.links, ", "));
   out += fmt::format("  next step: {}\n", d.next_step);
   return out;
 }

@@ -137,18 +137,20 @@ ProbeResult judgeOneLibrary(const std::string& lib, const std::vector<json>& per
       if (r.detail.empty()) r.detail = c.detail;
     }
   }
-  if (!same.empty()) r.evidence.push_back(fmt::format("the same on ranks {}", fmt::join(same, ", ")));
+  if (!same.empty())
+    r.evidence.push_back(fmt::format("the same on ranks {}", fmt::join(same, ", ")));
   if (r.outcome == ProbeOutcome::kFail || passed == 0) {
     if (r.detail.empty()) r.detail = "skipped";
     return r;
   }
   r.outcome = ProbeOutcome::kPass;
   std::string name = displayName(lib);
-  r.detail =
-      lib == "mpi" ? "MPI initialised" : fmt::format("{} {} initialised", name, fmt::join(versions, ", "));
-  r.detail +=
-      skipped.empty() ? " on every rank" : fmt::format(" (skipped on ranks {})", fmt::join(skipped, ", "));
-  if (lib == "mpi" && !versions.empty()) r.detail += fmt::format(" ({})", fmt::join(versions, ", "));
+  r.detail = lib == "mpi" ? "MPI initialised"
+                          : fmt::format("{} {} initialised", name, fmt::join(versions, ", "));
+  r.detail += skipped.empty() ? " on every rank"
+                              : fmt::format(" (skipped on ranks {})", fmt::join(skipped, ", "));
+  if (lib == "mpi" && !versions.empty())
+    r.detail += fmt::format(" ({})", fmt::join(versions, ", "));
   std::vector<std::string> summary;
   for (const auto& [tl, devs] : tls)
     summary.push_back(devs.empty() ? tl : fmt::format("{} ({})", tl, fmt::join(devs, ", ")));

@@ -128,7 +128,9 @@ void narrowToCommonHost(ProbeResult& res, const std::vector<std::pair<int, int>>
 
 }  // namespace
 
-double pairMedianGbps(const std::vector<json>& per_rank) { return medianOf(pairBandwidths(per_rank)); }
+double pairMedianGbps(const std::vector<json>& per_rank) {
+  return medianOf(pairBandwidths(per_rank));
+}
 
 json measurePairs(transports::Transport& t, const std::vector<std::string>& hosts,
                   const ProbeOptions& o, const json& only) {
@@ -217,8 +219,10 @@ ProbeResult judgePairs(const std::vector<json>& per_rank, const std::vector<std:
       int b = r.value("peer", -1);
       if (b < 0) continue;
       std::string issue;
-      if (!r.value("ok", false)) issue = "unreachable: " + r.value("error", std::string());
-      else if (!one_host && std::min(r["fwd_gbps"].get<double>(), r["back_gbps"].get<double>()) < kSlowFraction * med)
+      if (!r.value("ok", false))
+        issue = "unreachable: " + r.value("error", std::string());
+      else if (!one_host && std::min(r["fwd_gbps"].get<double>(), r["back_gbps"].get<double>()) <
+                                kSlowFraction * med)
         issue = fmt::format("slow: {:.3f}/{:.3f} GB/s each way{} vs a median of {:.3f}",
                             r["fwd_gbps"].get<double>(), r["back_gbps"].get<double>(),
                             pairPassesNote(r), med);
@@ -230,7 +234,8 @@ ProbeResult judgePairs(const std::vector<json>& per_rank, const std::vector<std:
       res.culprit.hosts.push_back(hosts[a]);
       res.culprit.hosts.push_back(hosts[b]);
       res.culprit.links.push_back(reports::linkName(hosts[a], hosts[b]));
-      res.evidence.push_back(fmt::format("rank {} ({}) <-> rank {} ({}): {}", a, hosts[a], b, hosts[b], issue));
+      res.evidence.push_back(
+          fmt::format("rank {} ({}) <-> rank {} ({}): {}", a, hosts[a], b, hosts[b], issue));
     }
   narrowToCommonHost(res, problems, hosts);
   size_t twice = 0;

@@ -1,5 +1,6 @@
 #include "diagnostics/live/probes.h"
 
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 
@@ -7,8 +8,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "launch/socket_util.h"
 #include "transports/component_report.h"
@@ -52,7 +51,8 @@ std::vector<std::string> missingNames(const std::string& list, bool ib) {
 
 json envFacts() {
   json j = json::object();
-  for (const char* var : {"NCCL_SOCKET_IFNAME", "NCCL_IB_HCA", "UCX_NET_DEVICES", "GLOO_SOCKET_IFNAME"}) {
+  for (const char* var :
+       {"NCCL_SOCKET_IFNAME", "NCCL_IB_HCA", "UCX_NET_DEVICES", "GLOO_SOCKET_IFNAME"}) {
     const char* v = std::getenv(var);
     if (!v || !*v) continue;
     bool ib = std::string(var) == "NCCL_IB_HCA";
@@ -99,24 +99,29 @@ json localFacts(const ProbeOptions& o) {
   json j;
   if (!o.ifname.empty()) {
     auto addr = launch::interfaceAddress(o.ifname);
-    j["ifname"] = {{"name", o.ifname}, {"ok", addr.isOk()},
+    j["ifname"] = {{"name", o.ifname},
+                   {"ok", addr.isOk()},
                    {"detail", addr.isOk() ? *addr : addr.status().message()}};
   }
-  struct statvfs sv{};
-  if (statvfs("/dev/shm", &sv) == 0) j["shm_free_bytes"] = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
-  struct rlimit rl{};
+  struct statvfs sv {};
+  if (statvfs("/dev/shm", &sv) == 0)
+    j["shm_free_bytes"] = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
+  struct rlimit rl {};
   if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0)
     j["memlock_bytes"] = rl.rlim_cur == RLIM_INFINITY ? -1 : static_cast<int64_t>(rl.rlim_cur);
   j["env"] = envFacts();
   for (const auto& c : transports::probeComponents())
-    j["components"][c.name] = {{"compiled", c.compiled}, {"devices", c.devices.size()}, {"note", c.note}};
+    j["components"][c.name] = {
+        {"compiled", c.compiled}, {"devices", c.devices.size()}, {"note", c.note}};
   return j;
 }
 
-std::vector<ProbeResult> judgeLocalFacts(const std::vector<json>& facts, const std::vector<std::string>& hosts) {
+std::vector<ProbeResult> judgeLocalFacts(const std::vector<json>& facts,
+                                         const std::vector<std::string>& hosts) {
   ProbeResult ifr{Layer::kHostNetwork, "interface", ProbeOutcome::kPass, "", {}, {}, {}};
   ProbeResult lib{Layer::kLibrary, "environment", ProbeOutcome::kPass, "", {}, {}, {}};
-  ProbeResult rdma{Layer::kRdma, "rdma devices", ProbeOutcome::kSkip, "skipped: no RDMA device", {}, {}, {}};
+  ProbeResult rdma{
+      Layer::kRdma, "rdma devices", ProbeOutcome::kSkip, "skipped: no RDMA device", {}, {}, {}};
   ProbeResult gpu{Layer::kGpu, "gpu devices", ProbeOutcome::kSkip, "skipped: no GPU", {}, {}, {}};
   for (size_t r = 0; r < facts.size(); ++r) {
     const json& f = facts[r];
@@ -141,7 +146,8 @@ std::vector<ProbeResult> judgeLocalFacts(const std::vector<json>& facts, const s
       lib.outcome = ProbeOutcome::kFail;
       lib.culprit.ranks.push_back(static_cast<int>(r));
       lib.detail = "/dev/shm is too small for shared-memory transports";
-      lib.evidence.push_back(fmt::format("{}: /dev/shm has {} B free", who, f["shm_free_bytes"].get<uint64_t>()));
+      lib.evidence.push_back(
+          fmt::format("{}: /dev/shm has {} B free", who, f["shm_free_bytes"].get<uint64_t>()));
     }
     auto comps = f.value("components", json::object());
     if (comps.contains("verbs") && comps["verbs"].value("devices", 0) > 0) {
@@ -154,27 +160,35 @@ std::vector<ProbeResult> judgeLocalFacts(const std::vector<json>& facts, const s
     }
   }
   if (ifr.outcome == ProbeOutcome::kPass) ifr.detail = "interface selection is valid";
-  if (lib.outcome == ProbeOutcome::kPass) lib.detail = "NCCL/UCX variables, /dev/shm and limits are sane";
+  if (lib.outcome == ProbeOutcome::kPass)
+    lib.detail = "NCCL/UCX variables, /dev/shm and limits are sane";
   return {ifr, rdma, gpu, lib};
 }
 
-ProbeResult judgeConnects(const std::vector<json>& connects, const std::vector<std::string>& hosts) {
-  ProbeResult conn{Layer::kHostNetwork, "tcp connect", ProbeOutcome::kPass, "every rank connected", {}, {}, {}};
+ProbeResult judgeConnects(const std::vector<json>& connects,
+                          const std::vector<std::string>& hosts) {
+  ProbeResult conn{
+      Layer::kHostNetwork, "tcp connect", ProbeOutcome::kPass, "every rank connected", {}, {}, {}};
   auto failed = [](const json& j) { return j.is_object() && !j.value("ok", true); };
-  auto active = [](const json& j) { return j.value("error", std::string()).find("connecting to") != std::string::npos; };
-  bool any_active = std::any_of(connects.begin(), connects.end(), [&](const json& j) { return failed(j) && active(j); });
+  auto active = [](const json& j) {
+    return j.value("error", std::string()).find("connecting to") != std::string::npos;
+  };
+  bool any_active = std::any_of(connects.begin(), connects.end(),
+                                [&](const json& j) { return failed(j) && active(j); });
   for (size_t r = 0; r < connects.size(); ++r) {
     if (!failed(connects[r]) || (any_active && !active(connects[r]))) continue;
     conn.outcome = ProbeOutcome::kFail;
     conn.detail = "ranks that could not connect to their peers";
     conn.culprit.ranks.push_back(static_cast<int>(r));
     int peer = connects[r].value("peer", -1);
-    if (peer >= 0 && peer < static_cast<int>(hosts.size()) && r < hosts.size()) {  // the pair that failed
+    if (peer >= 0 && peer < static_cast<int>(hosts.size()) &&
+        r < hosts.size()) {  // the pair that failed
       conn.culprit.ranks.push_back(peer);
       conn.culprit.hosts = {hosts[r], hosts[peer]};
       conn.culprit.links.push_back(reports::linkName(hosts[r], hosts[peer]));
     }
-    conn.evidence.push_back(fmt::format("rank {}: {}", r, connects[r].value("error", std::string())));
+    conn.evidence.push_back(
+        fmt::format("rank {}: {}", r, connects[r].value("error", std::string())));
   }
   return conn;
 }
@@ -196,16 +210,18 @@ reports::Diagnosis diagnosisOf(const std::vector<ProbeResult>& results) {
       d.culprit = r.culprit;
       d.culprit.dedupe();
       for (const auto& e : r.evidence) d.evidence.push_back({"", 0, e});
-      d.next_step = !r.next_step.empty() ? r.next_step
-                    : l == Layer::kHostNetwork
-                        ? "Check the named hosts' links, routes, firewall and the interface the job uses."
-                        : "Fix the named configuration, then rerun ccscope diagnose.";
+      d.next_step =
+          !r.next_step.empty() ? r.next_step
+          : l == Layer::kHostNetwork
+              ? "Check the named hosts' links, routes, firewall and the interface the job uses."
+              : "Fix the named configuration, then rerun ccscope diagnose.";
     }
   for (const ProbeResult& r : results) {
     reports::Finding f;
     f.id = r.name;
     f.layer = r.layer;
-    f.kind = r.outcome == ProbeOutcome::kFail ? reports::FindingKind::kRoot : reports::FindingKind::kContext;
+    f.kind = r.outcome == ProbeOutcome::kFail ? reports::FindingKind::kRoot
+                                              : reports::FindingKind::kContext;
     f.verdict = fmt::format("{} {}: {}", outcomeName(r.outcome), r.name, r.detail);
     f.next_step = r.next_step;
     f.culprit = r.culprit;
@@ -216,8 +232,8 @@ reports::Diagnosis diagnosisOf(const std::vector<ProbeResult>& results) {
   return d;
 }
 
-core::Result<std::vector<json>> gather(launch::StoreClient& c, const std::string& key, double timeout_s,
-                                       std::vector<int>* missing) {
+core::Result<std::vector<json>> gather(launch::StoreClient& c, const std::string& key,
+                                       double timeout_s, std::vector<int>* missing) {
   std::vector<json> out(c.size());
   Deadline d = Deadline::afterSeconds(timeout_s);
   for (int r = 0; r < c.size(); ++r) {

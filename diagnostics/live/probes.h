@@ -3,10 +3,9 @@
 // them (a rank that never posts is itself a finding) and the first failing layer is the verdict.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 #include "launch/store_client.h"
@@ -16,8 +15,8 @@
 namespace ccscope::diagnostics {
 
 struct ProbeOptions {
-  double timeout_s = 5;        // per probe
-  std::string ifname;          // tcp: interface the job would use
+  double timeout_s = 5;            // per probe
+  std::string ifname;              // tcp: interface the job would use
   size_t burst_bytes = 256 << 10;  // the pair probe's first burst; it grows on fast links
   double max_clock_skew_s = 2;     // --max-clock-skew
   // Test-only (CCSCOPE_TESTONLY_CLOCK_OFFSET=rank:seconds): that rank reports a shifted clock.
@@ -62,13 +61,15 @@ nlohmann::json pairsToRecheck(const std::vector<nlohmann::json>& per_rank,
 // [[fwd, back], ...]; a pair that failed the second time takes that failure.
 void mergeRecheck(std::vector<nlohmann::json>& per_rank, const std::vector<nlohmann::json>& second);
 // Rank 0: unreachable, slow and asymmetric pairs from every rank's measurements.
-ProbeResult judgePairs(const std::vector<nlohmann::json>& per_rank, const std::vector<std::string>& hosts);
+ProbeResult judgePairs(const std::vector<nlohmann::json>& per_rank,
+                       const std::vector<std::string>& hosts);
 // The median bandwidth (GB/s) of every pair direction measured; 0 when none was.
 double pairMedianGbps(const std::vector<nlohmann::json>& per_rank);
 
 // Rank 0: the tcp connect verdict from every rank's {"ok", "error", "peer"}. A rank that could
 // not connect out is the root; ranks that only waited for it to accept are symptoms.
-ProbeResult judgeConnects(const std::vector<nlohmann::json>& per_rank, const std::vector<std::string>& hosts);
+ProbeResult judgeConnects(const std::vector<nlohmann::json>& per_rank,
+                          const std::vector<std::string>& hosts);
 
 // Gathers "diag/<key>/<rank>" from every rank (rank 0 only); missing ranks are reported.
 core::Result<std::vector<nlohmann::json>> gather(launch::StoreClient& c, const std::string& key,

@@ -1,9 +1,9 @@
 #include "bench/check_data.h"
 
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "collectives/reduce_kernels.h"
 

@@ -98,7 +98,7 @@ TEST(WaitSamplerTest, CountsBlockedSamplesOnThePeerTheEntryNames) {
   WaitProfile p = s.stop();
   EXPECT_GT(p.waited_on[0][1], 10);
   EXPECT_GT(p.running[0], p.waited_on[0][1]);  // some samples while running but not waiting
-  EXPECT_EQ(p.running[1], 0);                   // only this rank's row
+  EXPECT_EQ(p.running[1], 0);                  // only this rank's row
   EXPECT_EQ(p.waited_on[0][0], 0);
 }
 

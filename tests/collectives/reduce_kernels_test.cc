@@ -22,7 +22,8 @@ TEST(ReduceKernelsTest, IntegerOpsIncludingWraparound) {
 }
 
 TEST(ReduceKernelsTest, HalfAndBfloat16GoThroughFloat) {
-  core::Half a[2] = {core::toHalf(1.5f), core::toHalf(-2)}, b[2] = {core::toHalf(2.25f), core::toHalf(8)}, d[2];
+  core::Half a[2] = {core::toHalf(1.5f), core::toHalf(-2)},
+             b[2] = {core::toHalf(2.25f), core::toHalf(8)}, d[2];
   reduceKernel(DataType::kHalf, ReduceOp::kSum)(d, a, b, 2);
   EXPECT_EQ(core::toFloat(d[0]), 3.75f);
   EXPECT_EQ(core::toFloat(d[1]), 6.0f);

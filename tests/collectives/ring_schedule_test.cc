@@ -1,7 +1,7 @@
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <tuple>
-
-#include <gtest/gtest.h>
 
 #include "collectives/schedule.h"
 #include "schedule_sim.h"
@@ -36,16 +36,16 @@ TEST_P(RingScheduleTest, SendsTwiceNMinusOneOverNOfTheBuffer) {
     EXPECT_LE(std::abs(static_cast<double>(res.elems_sent[r]) - ideal), 2.0) << "rank " << r;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    RanksCountsSegments, RingScheduleTest,
-    ::testing::Values(std::make_tuple(1, 10, 4), std::make_tuple(2, 0, 4), std::make_tuple(2, 1, 1),
-                      std::make_tuple(3, 2, 1), std::make_tuple(3, 1000, 7),
-                      std::make_tuple(4, 4096, 64), std::make_tuple(5, 12, 1),
-                      std::make_tuple(6, 37, 5), std::make_tuple(7, 999, 1000),
-                      std::make_tuple(8, 8, 3), std::make_tuple(9, 100, 3),
-                      std::make_tuple(11, 5, 2), std::make_tuple(13, 1234, 17),
-                      std::make_tuple(16, 333, 8), std::make_tuple(17, 16, 1),
-                      std::make_tuple(17, 10007, 100)));
+INSTANTIATE_TEST_SUITE_P(RanksCountsSegments, RingScheduleTest,
+                         ::testing::Values(std::make_tuple(1, 10, 4), std::make_tuple(2, 0, 4),
+                                           std::make_tuple(2, 1, 1), std::make_tuple(3, 2, 1),
+                                           std::make_tuple(3, 1000, 7),
+                                           std::make_tuple(4, 4096, 64), std::make_tuple(5, 12, 1),
+                                           std::make_tuple(6, 37, 5), std::make_tuple(7, 999, 1000),
+                                           std::make_tuple(8, 8, 3), std::make_tuple(9, 100, 3),
+                                           std::make_tuple(11, 5, 2), std::make_tuple(13, 1234, 17),
+                                           std::make_tuple(16, 333, 8), std::make_tuple(17, 16, 1),
+                                           std::make_tuple(17, 10007, 100)));
 
 TEST(RingScheduleAvgTest, ScalesEachOwnedSegmentOnce) {
   for (int n : {1, 2, 3, 5}) {
@@ -63,7 +63,8 @@ TEST(BarrierScheduleTest, CompletesForAnyRankCount) {
     for (int r = 0; r < n; ++r) scheds.push_back(barrierSchedule(r, n));
     auto res = simulate(scheds, 0);
     ASSERT_TRUE(res.ok) << n << " ranks: " << res.error;
-    EXPECT_EQ(scheds[0].ops.size(), n == 1 ? 0u : 2u * static_cast<size_t>(std::ceil(std::log2(n))));
+    EXPECT_EQ(scheds[0].ops.size(),
+              n == 1 ? 0u : 2u * static_cast<size_t>(std::ceil(std::log2(n))));
   }
 }
 
@@ -74,12 +75,22 @@ TEST(ScheduleSimulatorTest, CatchesADoubleCountedContribution) {
     Schedule& s = scheds[r];
     s.ranks = 2;
     s.scratch_elems = 4;
-    uint32_t send = s.add(Op{.kind = OpKind::kSend, .peer = 1 - r, .a = {Buf::kInput, 0}, .count = 4});
-    uint32_t recv = s.add(Op{.kind = OpKind::kRecv, .peer = 1 - r, .dst = {Buf::kScratch, 0}, .count = 4});
-    uint32_t red = s.add(Op{.kind = OpKind::kReduce, .dst = {Buf::kOutput, 0}, .a = {Buf::kInput, 0},
-                            .b = {Buf::kScratch, 0}, .count = 4}, {send, recv});
-    s.add(Op{.kind = OpKind::kReduce, .dst = {Buf::kOutput, 0}, .a = {Buf::kOutput, 0},
-             .b = {Buf::kScratch, 0}, .count = 4}, {red});
+    uint32_t send =
+        s.add(Op{.kind = OpKind::kSend, .peer = 1 - r, .a = {Buf::kInput, 0}, .count = 4});
+    uint32_t recv =
+        s.add(Op{.kind = OpKind::kRecv, .peer = 1 - r, .dst = {Buf::kScratch, 0}, .count = 4});
+    uint32_t red = s.add(Op{.kind = OpKind::kReduce,
+                            .dst = {Buf::kOutput, 0},
+                            .a = {Buf::kInput, 0},
+                            .b = {Buf::kScratch, 0},
+                            .count = 4},
+                         {send, recv});
+    s.add(Op{.kind = OpKind::kReduce,
+             .dst = {Buf::kOutput, 0},
+             .a = {Buf::kOutput, 0},
+             .b = {Buf::kScratch, 0},
+             .count = 4},
+          {red});
     s.finalize();
   }
   EXPECT_FALSE(simulate(scheds, 4).ok);

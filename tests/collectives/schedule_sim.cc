@@ -54,7 +54,12 @@ SimResult simulate(const std::vector<Schedule>& scheds, const SimSetup& setup) {
         st[r].lanes[{o.peer, o.kind == OpKind::kRecv}].push_back(i);
     }
   }
-  auto fail = [&](std::string e) { if (res.ok) { res.ok = false; res.error = std::move(e); } };
+  auto fail = [&](std::string e) {
+    if (res.ok) {
+      res.ok = false;
+      res.error = std::move(e);
+    }
+  };
   auto range = [&](std::vector<uint64_t>& v, const Span& sp, uint64_t count, int r, uint32_t i) {
     if (sp.offset + count > v.size())
       fail("rank " + std::to_string(r) + " op " + std::to_string(i) + " out of bounds");
@@ -75,7 +80,8 @@ SimResult simulate(const std::vector<Schedule>& scheds, const SimSetup& setup) {
           if (o.kind == OpKind::kSend) {
             auto& src = bufOf(rs, o.a.buf);
             if (!range(src, o.a, o.count, r, i)) break;
-            wire[{r, o.peer}].push_back({o.tag, {src.begin() + o.a.offset, src.begin() + o.a.offset + o.count}});
+            wire[{r, o.peer}].push_back(
+                {o.tag, {src.begin() + o.a.offset, src.begin() + o.a.offset + o.count}});
             res.elems_sent[r] += o.count;
           } else {
             auto& q = wire[{o.peer, r}];
@@ -91,7 +97,9 @@ SimResult simulate(const std::vector<Schedule>& scheds, const SimSetup& setup) {
           ++rs.lane_pos[key];
         } else if (o.kind == OpKind::kReduce) {
           auto &d = bufOf(rs, o.dst.buf), &a = bufOf(rs, o.a.buf), &b = bufOf(rs, o.b.buf);
-          if (!range(d, o.dst, o.count, r, i) || !range(a, o.a, o.count, r, i) || !range(b, o.b, o.count, r, i)) break;
+          if (!range(d, o.dst, o.count, r, i) || !range(a, o.a, o.count, r, i) ||
+              !range(b, o.b, o.count, r, i))
+            break;
           for (uint64_t k = 0; k < o.count; ++k) {
             uint64_t x = a[o.a.offset + k], y = b[o.b.offset + k];
             if (x & y) fail("rank " + std::to_string(r) + " reduces a contribution twice");
@@ -110,7 +118,10 @@ SimResult simulate(const std::vector<Schedule>& scheds, const SimSetup& setup) {
   }
   for (int r = 0; r < n && res.ok; ++r)
     for (bool d : st[r].done)
-      if (!d) { fail("rank " + std::to_string(r) + " deadlocked: an op never ran"); break; }
+      if (!d) {
+        fail("rank " + std::to_string(r) + " deadlocked: an op never ran");
+        break;
+      }
   for (auto& [k, q] : wire)
     if (!q.empty()) fail("unconsumed message from rank " + std::to_string(k.first));
   for (int r = 0; r < n; ++r) res.output.push_back(st[r].out);

@@ -14,9 +14,9 @@ namespace ccscope::collectives::testing {
 
 struct SimResult {
   bool ok = true;
-  std::string error;                           // first violation found
-  std::vector<std::vector<uint64_t>> output;   // per rank, per element: contributor bitmask
-  std::vector<uint64_t> elems_sent;            // per rank
+  std::string error;                          // first violation found
+  std::vector<std::vector<uint64_t>> output;  // per rank, per element: contributor bitmask
+  std::vector<uint64_t> elems_sent;           // per rank
 };
 
 // Buffers and initial input values per rank. For reductions, give each rank's input the bit of

@@ -1,8 +1,8 @@
 #include "core/dtype.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 namespace ccscope::core {
 namespace {
@@ -20,7 +20,7 @@ TEST(HalfTest, RoundsToNearestEven) {
   EXPECT_EQ(toHalf(1.0f).bits, 0x3c00);
   EXPECT_EQ(toHalf(2049.0f).bits, toHalf(2048.0f).bits);  // tie goes to even
   EXPECT_EQ(toHalf(2051.0f).bits, toHalf(2052.0f).bits);
-  EXPECT_EQ(toHalf(1e6f).bits, 0x7c00);  // overflow to infinity
+  EXPECT_EQ(toHalf(1e6f).bits, 0x7c00);                        // overflow to infinity
   EXPECT_EQ(toFloat(toHalf(5.9604645e-08f)), 5.9604645e-08f);  // smallest subnormal
 }
 

@@ -1,6 +1,6 @@
-#include "reports/diagnosis.h"
-
 #include <gtest/gtest.h>
+
+#include "reports/diagnosis.h"
 
 namespace ccscope::reports {
 namespace {

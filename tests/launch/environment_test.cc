@@ -12,8 +12,10 @@ TEST(EnvironmentTest, NoLauncherMeansSingleProcess) {
 }
 
 TEST(EnvironmentTest, OpenMpiRankWithoutStoreLearnsItThroughMpi) {
-  auto info = detectLaunch({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"},
-                            {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}}, {});
+  auto info = detectLaunch({{"OMPI_COMM_WORLD_RANK", "3"},
+                            {"OMPI_COMM_WORLD_SIZE", "4"},
+                            {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}},
+                           {});
   ASSERT_TRUE(info.isOk());
   EXPECT_EQ(info->source, LaunchSource::kOpenMpi);
   EXPECT_EQ(info->rank, 3);
@@ -24,8 +26,12 @@ TEST(EnvironmentTest, OpenMpiRankWithoutStoreLearnsItThroughMpi) {
 }
 
 TEST(EnvironmentTest, TorchrunStyle) {
-  auto info = detectLaunch({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "10.1.2.3"},
-                            {"MASTER_PORT", "29501"}, {"CCSCOPE_JOB_TOKEN", "s3cret"}}, {});
+  auto info = detectLaunch({{"RANK", "1"},
+                            {"WORLD_SIZE", "2"},
+                            {"MASTER_ADDR", "10.1.2.3"},
+                            {"MASTER_PORT", "29501"},
+                            {"CCSCOPE_JOB_TOKEN", "s3cret"}},
+                           {});
   ASSERT_TRUE(info.isOk());
   EXPECT_EQ(info->source, LaunchSource::kTorchrun);
   EXPECT_EQ(info->store, "10.1.2.3:29501");
@@ -34,8 +40,11 @@ TEST(EnvironmentTest, TorchrunStyle) {
 }
 
 TEST(EnvironmentTest, SlurmStepUsesFirstNodeAndAJobDerivedPort) {
-  auto info = detectLaunch({{"SLURM_PROCID", "5"}, {"SLURM_STEP_NUM_TASKS", "8"},
-                            {"SLURM_JOB_ID", "1234"}, {"SLURM_STEP_NODELIST", "gpu[07-08]"}}, {});
+  auto info = detectLaunch({{"SLURM_PROCID", "5"},
+                            {"SLURM_STEP_NUM_TASKS", "8"},
+                            {"SLURM_JOB_ID", "1234"},
+                            {"SLURM_STEP_NODELIST", "gpu[07-08]"}},
+                           {});
   ASSERT_TRUE(info.isOk());
   EXPECT_EQ(info->source, LaunchSource::kSlurm);
   EXPECT_EQ(info->store, "gpu07:21234");

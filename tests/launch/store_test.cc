@@ -1,10 +1,9 @@
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "launch/store_client.h"
 #include "launch/store_server.h"
@@ -34,7 +33,8 @@ TEST(StoreTest, RanksJoinExchangeKeysAndBarrier) {
   EXPECT_EQ(*v, "v1");
   ts.clear();
   for (int r = 0; r < 3; ++r)
-    ts.emplace_back([&, r] { EXPECT_TRUE(clients[r]->barrier("b", Deadline::afterSeconds(5)).isOk()); });
+    ts.emplace_back(
+        [&, r] { EXPECT_TRUE(clients[r]->barrier("b", Deadline::afterSeconds(5)).isOk()); });
   for (auto& t : ts) t.join();
 }
 
@@ -79,7 +79,9 @@ TEST(StoreTest, ARankThatDiesIsGoneAndOneThatSaysGoodbyeIsNot) {
     _exit(c.isOk() ? 0 : 1);
   }
   std::unique_ptr<StoreClient> c1;
-  std::thread t([&] { c1 = std::move(StoreClient::join(hp, "tok", 1, 3, Deadline::afterSeconds(5)).value()); });
+  std::thread t([&] {
+    c1 = std::move(StoreClient::join(hp, "tok", 1, 3, Deadline::afterSeconds(5)).value());
+  });
   auto c0 = StoreClient::join(hp, "tok", 0, 3, Deadline::afterSeconds(5));
   t.join();
   ASSERT_TRUE(c0.isOk());

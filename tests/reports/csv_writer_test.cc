@@ -1,8 +1,8 @@
 #include "reports/csv_writer.h"
 
-#include <sstream>
-
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 #include "reports/jsonl_writer.h"
 #include "tests/reports/report_test_util.h"
@@ -18,9 +18,12 @@ std::vector<std::vector<std::string>> parseCsv(const std::string& text) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += '"', ++i;
-      else if (c == '"') quoted = false;
-      else field += c;
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        field += '"', ++i;
+      else if (c == '"')
+        quoted = false;
+      else
+        field += c;
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
@@ -38,9 +41,11 @@ std::vector<std::vector<std::string>> parseCsv(const std::string& text) {
 
 // Where the JSON record keeps the value of a CSV column.
 nlohmann::json jsonValue(const nlohmann::json& rec, const std::string& column) {
-  static const std::map<std::string, std::string> kNames = {
-      {"bytes_B", "bytes"}, {"count_elements", "count"}, {"algbw_GBps", "algbw_gbps"},
-      {"busbw_GBps", "busbw_gbps"}, {"wrong_elements", "wrong"}};
+  static const std::map<std::string, std::string> kNames = {{"bytes_B", "bytes"},
+                                                            {"count_elements", "count"},
+                                                            {"algbw_GBps", "algbw_gbps"},
+                                                            {"busbw_GBps", "busbw_gbps"},
+                                                            {"wrong_elements", "wrong"}};
   // Lookups go through find(): operator[] on a const json with a missing key is undefined
   // behaviour, and CSV-only columns (run, verdict, baseline_*) have no JSON field.
   auto field = [](const nlohmann::json& obj, const std::string& key) {

@@ -1,9 +1,9 @@
 #include "reports/html_writer.h"
 
+#include <gtest/gtest.h>
+
 #include <regex>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "tests/reports/report_test_util.h"
 
@@ -30,7 +30,8 @@ TEST(HtmlWriterTest, OnePathPerSeriesWithOnePointPerSize) {
   EXPECT_EQ(countOf(html, "class=\"series-line\""), 6u);
   EXPECT_EQ(countOf(html, "data-series=\"a · shm · tree\" data-points=\"9\""), 2u);
   std::regex path("class=\"series-line\"[^>]* d=\"([^\"]*)\"");
-  for (auto it = std::sregex_iterator(html.begin(), html.end(), path); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), path); it != std::sregex_iterator();
+       ++it) {
     const std::string d = (*it)[1];
     EXPECT_EQ(std::count(d.begin(), d.end(), 'M') + std::count(d.begin(), d.end(), 'L'), 9) << d;
   }
@@ -42,7 +43,8 @@ TEST(HtmlWriterTest, SelfContainedNothingToFetch) {
   const std::string html = render(buildReportModel({testing::sweep("a")}, {}, false, Criteria{}));
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(html.find("Content-Security-Policy"), std::string::npos);
-  std::string without_ns = std::regex_replace(html, std::regex("xmlns=\"http://www.w3.org/2000/svg\""), "");
+  std::string without_ns =
+      std::regex_replace(html, std::regex("xmlns=\"http://www.w3.org/2000/svg\""), "");
   EXPECT_EQ(without_ns.find("http://"), std::string::npos);
   EXPECT_EQ(without_ns.find("https://"), std::string::npos);
   EXPECT_EQ(html.find(" src="), std::string::npos);
@@ -87,7 +89,8 @@ TEST(HtmlWriterTest, UserTextIsEscaped) {
   RunRecords run = testing::sweep("<script>alert(1)</script>");
   run.rows[0].algorithm = "\"><img src=x onerror=alert(1)>";
   run.meta->env["X"] = "</style><script>";
-  const std::string html = render(buildReportModel({run, testing::sweep("b")}, {}, false, Criteria{}));
+  const std::string html =
+      render(buildReportModel({run, testing::sweep("b")}, {}, false, Criteria{}));
   EXPECT_EQ(html.find("<script>alert"), std::string::npos);
   EXPECT_EQ(html.find("<img"), std::string::npos);
   EXPECT_EQ(html.find("</style><script>"), std::string::npos);

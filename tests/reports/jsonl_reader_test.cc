@@ -1,9 +1,9 @@
 #include "reports/jsonl_reader.h"
 
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "reports/jsonl_writer.h"
 #include "tests/reports/report_test_util.h"
@@ -51,10 +51,12 @@ TEST(JsonlReaderTest, ReadsBackWhatTheWriterWrote) {
 }
 
 TEST(JsonlReaderTest, MalformedLineNamesFileAndLine) {
-  std::istringstream in(lines({toJson(RunMetadata{}), toJson(row(8))}) + "{\"type\": \"result\",\n");
+  std::istringstream in(lines({toJson(RunMetadata{}), toJson(row(8))}) +
+                        "{\"type\": \"result\",\n");
   auto runs = readResults(in, "r.jsonl");
   ASSERT_FALSE(runs.isOk());
-  EXPECT_NE(runs.status().message().find("r.jsonl:3"), std::string::npos) << runs.status().message();
+  EXPECT_NE(runs.status().message().find("r.jsonl:3"), std::string::npos)
+      << runs.status().message();
   EXPECT_NE(runs.status().message().find("malformed JSON"), std::string::npos);
 }
 
@@ -85,7 +87,8 @@ TEST(JsonlReaderTest, NewerSchemaIsRejectedUnknownTypesAreSkipped) {
   newer["schema"] = kSchemaVersion + 1;
   std::istringstream in(lines({newer}));
   EXPECT_FALSE(readResults(in, "r.jsonl").isOk());
-  std::istringstream in2(lines({toJson(row(8)), {{"type", "pairs"}, {"schema", 1}}, toJson(row(16))}));
+  std::istringstream in2(
+      lines({toJson(row(8)), {{"type", "pairs"}, {"schema", 1}}, toJson(row(16))}));
   auto runs = readResults(in2, "r.jsonl");
   ASSERT_TRUE(runs.isOk());
   EXPECT_EQ((*runs)[0].rows.size(), 2u);
@@ -97,8 +100,8 @@ TEST(JsonlReaderTest, SeveralRunsInOneFileAndDiagnosisRecords) {
   d.verdict = "rank 3 cannot reach rank 4";
   nlohmann::json dj = toJson(d);
   dj["type"] = "diagnosis";
-  std::istringstream in(lines({toJson(RunMetadata{}), toJson(row(8)), toJson(RunMetadata{}),
-                               toJson(row(8)), dj}));
+  std::istringstream in(
+      lines({toJson(RunMetadata{}), toJson(row(8)), toJson(RunMetadata{}), toJson(row(8)), dj}));
   auto runs = readResults(in, "x.jsonl");
   ASSERT_TRUE(runs.isOk());
   ASSERT_EQ(runs->size(), 2u);

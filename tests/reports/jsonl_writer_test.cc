@@ -1,9 +1,9 @@
 #include "reports/jsonl_writer.h"
 
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace ccscope::reports {
 namespace {
@@ -30,8 +30,9 @@ TEST(JsonLinesWriterTest, RunThenResultsEachOnItsOwnFlushedLine) {
   auto res = nlohmann::json::parse(l2);
   EXPECT_EQ(run["type"], "run");
   EXPECT_EQ(res["type"], "result");
-  for (const char* k : {"collective", "algorithm", "transport", "ranks", "bytes", "count", "dtype",
-                        "redop", "in_place", "iters", "time_us", "algbw_gbps", "busbw_gbps", "wrong"})
+  for (const char* k :
+       {"collective", "algorithm", "transport", "ranks", "bytes", "count", "dtype", "redop",
+        "in_place", "iters", "time_us", "algbw_gbps", "busbw_gbps", "wrong"})
     EXPECT_TRUE(res.contains(k)) << k;
   EXPECT_EQ(res["lat_us"]["p99"], 12.5);
   EXPECT_EQ(res["bytes"], 4096);

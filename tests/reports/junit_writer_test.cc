@@ -1,11 +1,11 @@
 #include "reports/junit_writer.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
-
-#include <gtest/gtest.h>
 
 #include "tests/reports/report_test_util.h"
 
@@ -40,7 +40,8 @@ bool haveXmllint() {
 // The names of the testcases that have a <failure>, from the XML itself.
 std::multiset<std::string> failedCases(const std::string& path) {
   int rc = 0;
-  std::string out = shell("xmllint --xpath '//testcase[failure]/@name' " + path + " 2>/dev/null", rc);
+  std::string out =
+      shell("xmllint --xpath '//testcase[failure]/@name' " + path + " 2>/dev/null", rc);
   std::multiset<std::string> names;
   for (size_t p = 0; (p = out.find("name=\"", p)) != std::string::npos;) {
     p += 6;
@@ -74,7 +75,8 @@ TEST(JunitWriterTest, ExactlyTheWrongAndRegressedRowsFail) {
   EXPECT_EQ(failedCases(path),
             (std::multiset<std::string>{rowName(now.rows[4]), rowName(now.rows[9])}));
   int rc = 0;
-  std::string type = shell("xmllint --xpath 'string(//testcase[failure][2]/failure/@type)' " + path, rc);
+  std::string type =
+      shell("xmllint --xpath 'string(//testcase[failure][2]/failure/@type)' " + path, rc);
   EXPECT_EQ(type.substr(0, type.find_last_not_of("\n") + 1), "regression");
   std::string total = shell("xmllint --xpath 'string(/testsuites/@failures)' " + path, rc);
   EXPECT_EQ(total.substr(0, total.find_last_not_of("\n") + 1), "2");

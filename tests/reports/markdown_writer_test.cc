@@ -1,8 +1,8 @@
 #include "reports/markdown_writer.h"
 
-#include <sstream>
-
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 #include "tests/reports/report_test_util.h"
 
@@ -31,7 +31,8 @@ TEST(MarkdownWriterTest, FailuresListedByKindWithNumbers) {
   testing::slowDown(now.rows[8], 2);
   now.rows[1].wrong = 9;
   const std::string md = render(buildReportModel({now}, {base}, true, Criteria{}));
-  EXPECT_EQ(md.rfind("## ❌ ccscope report: FAILED: 1 regressed row, 1 row with wrong results", 0), 0u)
+  EXPECT_EQ(md.rfind("## ❌ ccscope report: FAILED: 1 regressed row, 1 row with wrong results", 0),
+            0u)
       << md;
   EXPECT_NE(md.find("### Regressions (1)"), std::string::npos);
   EXPECT_NE(md.find("| a | " + rowName(now.rows[8]) + " | busbw GB/s |"), std::string::npos) << md;

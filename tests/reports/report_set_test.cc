@@ -1,10 +1,10 @@
 #include "reports/report_set.h"
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "reports/jsonl_writer.h"
 #include "tests/reports/report_test_util.h"

@@ -33,7 +33,8 @@ inline Measurement row(uint64_t bytes, bool in_place = false, const std::string&
 }
 
 // A run sweeping 8 B .. 1 MiB (x4 steps), both placements, for each algorithm given.
-inline RunRecords sweep(const std::string& label, const std::vector<std::string>& algos = {"ring"}) {
+inline RunRecords sweep(const std::string& label,
+                        const std::vector<std::string>& algos = {"ring"}) {
   RunRecords r;
   r.label = label;
   r.source = label + ".jsonl";

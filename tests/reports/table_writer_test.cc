@@ -1,11 +1,11 @@
 #include "reports/table_writer.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace ccscope::reports {
 namespace {

@@ -428,7 +428,8 @@ int exitAfterSendBody(RankContext& c) {
     auto r = t.postRecv(1, 0x40 + i, buf.mr, off, kSizes[i]);
     RANK_CHECK(c, r.isOk(), r.status().toString());
     Status s = t.wait(*r, Deadline::afterSeconds(10));
-    RANK_CHECK(c, s.isOk(), fmt::format("message {} sent before the peer exited: {}", i, s.toString()));
+    RANK_CHECK(c, s.isOk(),
+               fmt::format("message {} sent before the peer exited: {}", i, s.toString()));
     RANK_CHECK(c, firstMismatch(buf.at(off), kSizes[i], 100 + i) < 0, "corrupted after exit");
     off += kSizes[i];
   }

@@ -19,8 +19,8 @@ core::Result<Request> RequestTable::open(Dir dir, int peer, uint32_t tag, char* 
     return Status(Code::kInvalidArgument, fmt::format("invalid peer rank {}", peer));
   if (!peer_errors_[peer].isOk()) return peer_errors_[peer];
   if (free_.empty())
-    return Status(Code::kUnavailable, fmt::format("{}: more than {} requests outstanding", name_,
-                                                  recs_.size()));
+    return Status(Code::kUnavailable,
+                  fmt::format("{}: more than {} requests outstanding", name_, recs_.size()));
   uint32_t i = free_.back();
   free_.pop_back();
   RequestRecord& r = recs_[i];

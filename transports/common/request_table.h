@@ -29,10 +29,10 @@ struct RequestRecord {
   int peer = -1;
   uint32_t tag = 0;
   uint32_t gen = 0;
-  uint64_t seq = 0;      // per-transport serial number, the "#41" in ids
-  char* buf = nullptr;   // registered memory + offset
+  uint64_t seq = 0;     // per-transport serial number, the "#41" in ids
+  char* buf = nullptr;  // registered memory + offset
   size_t len = 0;
-  size_t bytes = 0;      // moved so far
+  size_t bytes = 0;         // moved so far
   uint32_t parts_left = 0;  // transports that split a message count parts here
   int64_t posted_ns = 0;
   int64_t last_progress_ns = 0;

@@ -23,7 +23,8 @@ std::vector<ComponentReport> probeComponents() {
 #ifdef CCSCOPE_HAVE_VERBS
   out.push_back(probeVerbs());
 #else
-  out.push_back({"verbs", false, "", {}, "not compiled in (libibverbs-dev not found at build time)"});
+  out.push_back(
+      {"verbs", false, "", {}, "not compiled in (libibverbs-dev not found at build time)"});
 #endif
 #ifdef CCSCOPE_HAVE_CUDA
   out.push_back(probeCuda());

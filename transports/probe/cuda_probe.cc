@@ -1,7 +1,6 @@
 #include <cuda_runtime_api.h>
-#include <nccl.h>
-
 #include <fmt/format.h>
+#include <nccl.h>
 
 #include "transports/component_report.h"
 
@@ -32,7 +31,10 @@ ComponentReport probeCuda() {
 ComponentReport probeNccl() {
   int v = 0;
   ncclGetVersion(&v);
-  return {"nccl", true, fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100), {},
+  return {"nccl",
+          true,
+          fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100),
+          {},
           "transport not implemented yet; library detected"};
 }
 

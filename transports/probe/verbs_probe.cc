@@ -1,6 +1,5 @@
-#include <infiniband/verbs.h>
-
 #include <fmt/format.h>
+#include <infiniband/verbs.h>
 
 #include "transports/component_report.h"
 

@@ -102,7 +102,8 @@ core::Result<Segment> Segment::open(const std::string& name, int nranks) {
   seg.len_ = segmentBytes(nranks);
   CCSCOPE_ASSIGN_OR_RETURN(seg.base_, mapFd(fd, seg.len_, name));
   if (seg.header()->magic != kSegMagic || seg.header()->nranks != static_cast<uint32_t>(nranks))
-    return Status(Code::kInternal, fmt::format("{} is not a ccscope segment for {} ranks", name, nranks));
+    return Status(Code::kInternal,
+                  fmt::format("{} is not a ccscope segment for {} ranks", name, nranks));
   return seg;
 }
 
@@ -112,7 +113,8 @@ void Segment::ring_doorbell(bool force) const {
   if (!force && !h->sleeping.load(std::memory_order_relaxed)) return;
   h->doorbell.fetch_add(1, std::memory_order_seq_cst);
   if (h->sleeping.load(std::memory_order_seq_cst))
-    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&h->doorbell), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&h->doorbell), FUTEX_WAKE, 1, nullptr, nullptr,
+            0);
 }
 
 }  // namespace ccscope::transports::shm

@@ -84,9 +84,7 @@ class Segment {
   void unlinkName();
 
   SegmentHeader* header() const { return reinterpret_cast<SegmentHeader*>(base_); }
-  Ring* ring(int src) const {
-    return reinterpret_cast<Ring*>(base_ + sizeof(SegmentHeader)) + src;
-  }
+  Ring* ring(int src) const { return reinterpret_cast<Ring*>(base_ + sizeof(SegmentHeader)) + src; }
   // Wakes the owner if it sleeps on the doorbell. The doorbell only counts while the owner is
   // (about to be) asleep: an owner that is awake re-polls its rings after announcing sleep
   // (ShmTransport::blockFor), so a ring it misses here it finds there (Dekker on `sleeping` and

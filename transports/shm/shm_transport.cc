@@ -34,10 +34,14 @@ constexpr int64_t kLivenessCheckEveryNs = 50'000'000;
 Status mismatchStatus(int receiver, int sender, const Ring& ring) {
   std::string what =
       ring.fault.load() == kTagMismatch
-          ? fmt::format("rank {} expected tag {:#x} from rank {} but got {:#x}: ranks disagree on "
-                        "the collective", receiver, ring.fault_expected, sender, ring.fault_got)
-          : fmt::format("rank {} sent {} B but rank {} expected at most {} B: ranks disagree on "
-                        "the message size", sender, ring.fault_got, receiver, ring.fault_expected);
+          ? fmt::format(
+                "rank {} expected tag {:#x} from rank {} but got {:#x}: ranks disagree on "
+                "the collective",
+                receiver, ring.fault_expected, sender, ring.fault_got)
+          : fmt::format(
+                "rank {} sent {} B but rank {} expected at most {} B: ranks disagree on "
+                "the message size",
+                sender, ring.fault_got, receiver, ring.fault_expected);
   return Status(Code::kRemoteError, what).withLayer(Layer::kApplication);
 }
 
@@ -46,13 +50,13 @@ struct Peer {
   pid_t pid = -1;
   launch::Fd pidfd;
   FixedQueue sends, remote_inflight, recvs;
-  uint64_t send_off = 0;   // bytes of sends.front() already published
-  uint64_t head = 0;       // next position of the ring we publish into
+  uint64_t send_off = 0;  // bytes of sends.front() already published
+  uint64_t head = 0;      // next position of the ring we publish into
   // The tail of that ring as last read. The tail is the receiver's cache line: it is read again
   // only when the ring looks full or single-copy sends wait for it, so a small send does not
   // first wait for that line to cross cores.
   uint64_t peer_tail = 0;
-  uint64_t tail = 0;       // our cached tail of the ring we consume (peer -> self)
+  uint64_t tail = 0;  // our cached tail of the ring we consume (peer -> self)
   bool recv_started = false;
   bool gone = false;  // exited; its ring may still hold messages for us (checkPeers)
 };
@@ -85,7 +89,10 @@ class ShmTransport final : public Transport {
     return r;
   }
   Status progress() override;
-  void close() override { peers_.clear(); own_ = Segment(); }
+  void close() override {
+    peers_.clear();
+    own_ = Segment();
+  }
 
  protected:
   void blockFor(int64_t max_ns) override;
@@ -167,8 +174,10 @@ Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
     if (prefault) peer.seg.prefault(rank_);  // the ring we write into
     peer.pidfd = launch::Fd(static_cast<int>(syscall(SYS_pidfd_open, peer.pid, 0)));
     if (single_copy_ && !probeSingleCopy(p, pa.header).isOk()) {
-      spdlog::info("shm: single-copy (process_vm_readv) not permitted toward rank {}; copying "
-                   "through shared slots instead", p);
+      spdlog::info(
+          "shm: single-copy (process_vm_readv) not permitted toward rank {}; copying "
+          "through shared slots instead",
+          p);
       single_copy_ = false;
     }
   }

@@ -22,15 +22,24 @@ namespace {
 
 core::Result<MPI_Datatype> mpiType(DataType t) {
   switch (t) {
-    case DataType::kInt8: return MPI_INT8_T;
-    case DataType::kUint8: return MPI_UINT8_T;
-    case DataType::kInt32: return MPI_INT32_T;
-    case DataType::kUint32: return MPI_UINT32_T;
-    case DataType::kInt64: return MPI_INT64_T;
-    case DataType::kUint64: return MPI_UINT64_T;
-    case DataType::kFloat: return MPI_FLOAT;
-    case DataType::kDouble: return MPI_DOUBLE;
-    default: break;
+    case DataType::kInt8:
+      return MPI_INT8_T;
+    case DataType::kUint8:
+      return MPI_UINT8_T;
+    case DataType::kInt32:
+      return MPI_INT32_T;
+    case DataType::kUint32:
+      return MPI_UINT32_T;
+    case DataType::kInt64:
+      return MPI_INT64_T;
+    case DataType::kUint64:
+      return MPI_UINT64_T;
+    case DataType::kFloat:
+      return MPI_FLOAT;
+    case DataType::kDouble:
+      return MPI_DOUBLE;
+    default:
+      break;
   }
   return Status(Code::kUnsupported,
                 fmt::format("MPI has no datatype for {}", core::dataTypeName(t)));
@@ -38,11 +47,16 @@ core::Result<MPI_Datatype> mpiType(DataType t) {
 
 core::Result<MPI_Op> mpiOp(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return MPI_SUM;
-    case ReduceOp::kProd: return MPI_PROD;
-    case ReduceOp::kMin: return MPI_MIN;
-    case ReduceOp::kMax: return MPI_MAX;
-    default: break;
+    case ReduceOp::kSum:
+      return MPI_SUM;
+    case ReduceOp::kProd:
+      return MPI_PROD;
+    case ReduceOp::kMin:
+      return MPI_MIN;
+    case ReduceOp::kMax:
+      return MPI_MAX;
+    default:
+      break;
   }
   return Status(Code::kUnsupported, "MPI has no avg reduction");
 }
@@ -61,8 +75,16 @@ class MpiBackend final : public CollectiveBackend {
  public:
   std::string algorithm() const override { return "native"; }
   std::string transport() const override { return "mpi"; }
-  int rank() const override { int r = 0; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }
-  int size() const override { int n = 1; MPI_Comm_size(MPI_COMM_WORLD, &n); return n; }
+  int rank() const override {
+    int r = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+  }
+  int size() const override {
+    int n = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    return n;
+  }
   Status allocate(size_t max_bytes, core::HostPages pages) override {
     pages_ = pages;
     CCSCOPE_ASSIGN_OR_RETURN(send_,
@@ -121,29 +143,34 @@ class MpiBackend final : public CollectiveBackend {
                          MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : send, recv, block_,
                                                   type_, op_, MPI_COMM_WORLD));
         // MPI leaves an in-place result at the start; NCCL's (ours) is at this rank's block.
-        if (in_place && r > 0) std::memmove(recv + static_cast<size_t>(block_) * r * elem_, recv, block_ * elem_);
+        if (in_place && r > 0)
+          std::memmove(recv + static_cast<size_t>(block_) * r * elem_, recv, block_ * elem_);
         return s;
       }
       case Collective::kAllgather:
         return check("MPI_Allgather", MPI_Allgather(in_place ? MPI_IN_PLACE : send, block_, type_,
                                                     recv, block_, type_, MPI_COMM_WORLD));
       case Collective::kAlltoall:
-        return check("MPI_Alltoall", MPI_Alltoall(send, block_, type_, recv, block_, type_, MPI_COMM_WORLD));
+        return check("MPI_Alltoall",
+                     MPI_Alltoall(send, block_, type_, recv, block_, type_, MPI_COMM_WORLD));
       case Collective::kAlltoallv:
-        return check("MPI_Alltoallv", MPI_Alltoallv(send, counts_.data(), counts_.data() + n, type_, recv,
-                                                    counts_.data() + 2 * n, counts_.data() + 3 * n,
-                                                    type_, MPI_COMM_WORLD));
+        return check("MPI_Alltoallv", MPI_Alltoallv(send, counts_.data(), counts_.data() + n, type_,
+                                                    recv, counts_.data() + 2 * n,
+                                                    counts_.data() + 3 * n, type_, MPI_COMM_WORLD));
       case Collective::kBroadcast:
         // Out of place, the root's data starts in its send buffer (NCCL's semantics).
         if (!in_place && r == cfg_.root) std::memcpy(recv, send, cfg_.count * elem_);
         return check("MPI_Bcast", MPI_Bcast(recv, count, type_, cfg_.root, MPI_COMM_WORLD));
       case Collective::kSendrecv:
-        return check("MPI_Sendrecv", MPI_Sendrecv(send, count, type_, (r + 1) % n, 0, recv, count, type_,
-                                                  (r + n - 1) % n, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        return check("MPI_Sendrecv",
+                     MPI_Sendrecv(send, count, type_, (r + 1) % n, 0, recv, count, type_,
+                                  (r + n - 1) % n, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     }
     return Status(Code::kInternal, "unknown collective");
   }
-  Status barrier(core::Deadline) override { return check("MPI_Barrier", MPI_Barrier(MPI_COMM_WORLD)); }
+  Status barrier(core::Deadline) override {
+    return check("MPI_Barrier", MPI_Barrier(MPI_COMM_WORLD));
+  }
   Status maxDoubles(std::span<double> v, core::Deadline) override {
     return check("MPI_Allreduce", MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()),
                                                 MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));

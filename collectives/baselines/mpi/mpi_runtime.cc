@@ -1,8 +1,7 @@
 #include "collectives/baselines/mpi/mpi_runtime.h"
 
-#include <mpi.h>
-
 #include <fmt/format.h>
+#include <mpi.h>
 
 namespace ccscope::collectives::mpi {
 
@@ -22,7 +21,8 @@ static Status mpiStatus(const char* call, int rc) {
 
 Status initialize() {
   int provided = 0;
-  return mpiStatus("MPI_Init_thread", MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided));
+  return mpiStatus("MPI_Init_thread",
+                   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided));
 }
 
 bool initialized() {

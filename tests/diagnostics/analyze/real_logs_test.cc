@@ -1,10 +1,10 @@
 // Runs the analyzer over every labelled case of the development corpus of real logs (kept next
 // to the repository, not in it): the top-level layer must match the label and every evidence
 // line must exist in the input at the line cited. Skips when the corpus is absent.
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "diagnostics/analyze/analyzer.h"
@@ -50,8 +50,7 @@ TEST(RealLogsTest, LayerAndEvidenceMatchTheLabels) {
     for (const auto& ev : d.evidence) {
       ASSERT_GE(ev.line, 1);
       ASSERT_LE(static_cast<size_t>(ev.line), lines.size());
-      EXPECT_NE(lines[ev.line - 1].find(ev.text), std::string::npos)
-          << ev.line << ": " << ev.text;
+      EXPECT_NE(lines[ev.line - 1].find(ev.text), std::string::npos) << ev.line << ": " << ev.text;
     }
   }
   std::printf("real-logs: %d/%zu cases with the labelled layer\n", right, labels.size());

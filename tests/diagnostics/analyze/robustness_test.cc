@@ -1,15 +1,14 @@
 // Hostile input: binary garbage, huge lines, invalid UTF-8, truncated gzip. The analyzer must
 // neither crash nor grow without bound, and its JSON must stay valid.
+#include <gtest/gtest.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <random>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <zlib.h>
+#include <random>
 
 #include "diagnostics/analyze/input_paths.h"
 #include "diagnostics/analyze/line_reader.h"
@@ -48,7 +47,8 @@ std::string gzipped(const std::string& text) {
 
 TEST_F(RobustnessTest, GzipInputIsReadAndTruncatedGzipEndsWithANote) {
   std::string text;
-  for (int i = 0; i < 20000; ++i) text += "h1:1:2 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via P2P\n";
+  for (int i = 0; i < 20000; ++i)
+    text += "h1:1:2 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via P2P\n";
   text += "h1:1:2 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> with status=12\n";
   const std::string gz = gzipped(text);
   std::ofstream(dir_ / "full.log.gz", std::ios::binary) << gz;
@@ -89,7 +89,9 @@ TEST_F(RobustnessTest, BinaryGarbageAndInvalidUtf8KeepJsonValid) {
   std::mt19937 rng(42);
   std::string junk(1 << 20, '\0');
   for (auto& c : junk) c = static_cast<char>(rng());
-  junk += "\nNCCL WARN Error while creating shared memory segment /dev/shm/nccl-\xff\xfe\xc3 (size 1)\n";
+  junk +=
+      "\nNCCL WARN Error while creating shared memory segment /dev/shm/nccl-\xff\xfe\xc3 (size "
+      "1)\n";
   std::ofstream(dir_ / "junk.bin", std::ios::binary) << junk;
   auto r = analyzeInputs({(dir_ / "junk.bin").string()}, {});
   ASSERT_TRUE(r.isOk());
@@ -102,7 +104,8 @@ TEST_F(RobustnessTest, BinaryGarbageAndInvalidUtf8KeepJsonValid) {
 
 TEST_F(RobustnessTest, DirectoriesAreSearchedRecursively) {
   fs::create_directories(dir_ / "a" / "b");
-  std::ofstream(dir_ / "a" / "b" / "rank_1.log") << "NCCL WARN Bootstrap : no socket interface found\n";
+  std::ofstream(dir_ / "a" / "b" / "rank_1.log")
+      << "NCCL WARN Bootstrap : no socket interface found\n";
   std::ofstream(dir_ / "a" / "x.log") << "hello\n";
   auto inputs = expandInputs({dir_.string()});
   ASSERT_TRUE(inputs.isOk());

@@ -1,9 +1,9 @@
 // Every rule carries lines it must match and near-misses it must not; this test holds each
 // rule of the default set (and of any operator file) to its own examples.
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "diagnostics/analyze/line_prefix.h"
 #include "diagnostics/analyze/rule_loader.h"

@@ -23,11 +23,12 @@ std::string ncclLine(int rank, const std::string& text) {
 }
 
 std::string watchdogLine(int rank, long seq, const char* time) {
-  return fmt::format("[{}] [rank{}]:[E ProcessGroupNCCL.cpp:616] [Rank {}] Watchdog caught "
-                     "collective operation timeout: WorkNCCL(SeqNum={}, OpType=ALLREDUCE, "
-                     "NumelIn=1048576, NumelOut=1048576, Timeout(ms)=600000) ran for 600089 "
-                     "milliseconds before timing out.",
-                     time, rank, rank, seq);
+  return fmt::format(
+      "[{}] [rank{}]:[E ProcessGroupNCCL.cpp:616] [Rank {}] Watchdog caught "
+      "collective operation timeout: WorkNCCL(SeqNum={}, OpType=ALLREDUCE, "
+      "NumelIn=1048576, NumelOut=1048576, Timeout(ms)=600000) ran for 600089 "
+      "milliseconds before timing out.",
+      time, rank, rank, seq);
 }
 
 std::vector<std::string> initLines(int rank) {
@@ -45,9 +46,10 @@ TEST(ScenarioTest, RetryExceededOnOneHostIsRdmaOnThatHostAndLink) {
     auto lines = initLines(r);
     if (r / kRanksPerHost == 3) {
       lines.push_back("[2024-05-01 10:00:05] " +
-                      ncclLine(r, "transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion "
-                                  "from peer 10.0.5.17<42001> with status=12 opcode=0 len=0 "
-                                  "vendor err 129 (Recv)"));
+                      ncclLine(r,
+                               "transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion "
+                               "from peer 10.0.5.17<42001> with status=12 opcode=0 len=0 "
+                               "vendor err 129 (Recv)"));
       lines.push_back(ncclLine(r, "NCCL INFO transport/net.cc:1298 -> 6"));
     }
     lines.push_back(watchdogLine(r, 1234, "2024-05-01 10:10:05"));
@@ -72,10 +74,12 @@ TEST(ScenarioTest, PeerNamedByManyHostsIsTheCulprit) {
   for (int r = 0; r < 32; ++r) {
     std::vector<std::string> lines = initLines(r);
     if (r % 4 == 0) {
-      lines.push_back(ncclLine(r, "NCCL WARN NET/Socket : socketProgress: Connection closed by "
-                                  "remote peer 10.0.2.9<39111>"));
-      lines.push_back(ncclLine(r, "NCCL WARN socketStartConnect: Connect to 10.0.2.9<39111> "
-                                  "failed : Connection timed out"));
+      lines.push_back(ncclLine(r,
+                               "NCCL WARN NET/Socket : socketProgress: Connection closed by "
+                               "remote peer 10.0.2.9<39111>"));
+      lines.push_back(ncclLine(r,
+                               "NCCL WARN socketStartConnect: Connect to 10.0.2.9<39111> "
+                               "failed : Connection timed out"));
     }
     lines.push_back(watchdogLine(r, 77, "2024-05-01 11:00:00"));
     files.push_back({fmt::format("rank{}.txt", r), lines});
@@ -114,8 +118,9 @@ TEST(ScenarioTest, EarliestRootCauseOutranksLaterNetworkErrors) {
   for (int r = 0; r < 16; ++r) {
     files.push_back({fmt::format("rank_{}.log", r),
                      {"[2024-05-01 10:00:30] " +
-                          ncclLine(r, "NCCL WARN NET/IB : Got completion from peer 10.0.0.41<1> "
-                                      "with status=12 opcode=0 len=0 vendor err 129"),
+                          ncclLine(r,
+                                   "NCCL WARN NET/IB : Got completion from peer 10.0.0.41<1> "
+                                   "with status=12 opcode=0 len=0 vendor err 129"),
                       watchdogLine(r, 9, "2024-05-01 10:10:00")}});
   }
   const auto d = analyzeMemory(files);

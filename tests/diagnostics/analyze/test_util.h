@@ -1,11 +1,11 @@
 // Helpers for the analyzer tests: run the analyzer over in-memory "files".
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "diagnostics/analyze/analyzer.h"
 #include "diagnostics/analyze/rule_loader.h"

@@ -140,7 +140,7 @@ TEST(RingHopsJudgeTest, AFailedHopIsNamedWithTheLayerOfWhereItRuns) {
   auto r =
       judgeRingHops(hopRecords({1, 1, 1, 1, 1, 1}, 5), kTwoPerHost, "tcp", "the allreduce failed");
   EXPECT_EQ(r.outcome, ProbeOutcome::kFail);
-  EXPECT_EQ(r.layer, Layer::kHostNetwork);  // rank 5 (h2) -> rank 0 (h0)
+  EXPECT_EQ(r.layer, Layer::kHostNetwork);                            // rank 5 (h2) -> rank 0 (h0)
   EXPECT_EQ(r.culprit.links, std::vector<std::string>{"h0 <-> h2"});  // named alike from either end
   EXPECT_NE(r.detail.find("failed: sender: waited 5.0 s for the ack"), std::string::npos)
       << r.detail;

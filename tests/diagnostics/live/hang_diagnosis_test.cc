@@ -230,7 +230,8 @@ TEST(FlightRecorderTest, SnapshotsAndDumpsShowTheRunningOperation) {
   EXPECT_EQ(s.send_moved, 1000u);
   core::FlightRecorder::end(e, true);
   EXPECT_EQ(rec.begin("allreduce", "ring", "float", 8, 2).stuck_send_peer.load(), -1);  // reset
-  for (int i = 0; i < 100; ++i) core::FlightRecorder::end(rec.begin("barrier", "d", "none", 0, 2), true);
+  for (int i = 0; i < 100; ++i)
+    core::FlightRecorder::end(rec.begin("barrier", "d", "none", 0, 2), true);
   auto dump = flightDump(rec, 1, "h");
   EXPECT_EQ(dump["entries"].size(), core::FlightRecorder::kEntries);
   EXPECT_EQ(dump["entries"].back()["seq"], 102);
