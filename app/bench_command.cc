@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "app/cli_options.h"
 #include "app/job_launch.h"
 #include "app/rank_job.h"
 #include "bench/alltoallv_plan.h"
@@ -25,12 +26,13 @@ namespace {
 struct RawOptions {
   std::string collective, min = "8", max = "64M", dtype = "float", op = "sum",
                           algo;  // algo "": ring where it exists
-  std::string transport = "shm", timeout = "60s", segment, store, store_bind = "", ifname;
+  std::string transport = "shm", timeout = "60s", segment, ifname;
   double factor = 2;
   std::string step;
-  int iters = 20, warmup = 5, checks = 1, np = 0, store_port = -1, tcp_streams = 1, root = 0;
+  int iters = 20, warmup = 5, checks = 1, tcp_streams = 1, root = 0;
   bool interleave = false;
-  std::string tolerance = "10%", min_busbw, max_lat;
+  LaunchFlags launch;
+  ReportFlags report;
   std::string a2av = "uniform";
   std::string hugepages = "on";
   std::string placement = "both";
@@ -81,8 +83,8 @@ Status checkAlgorithms(bench::BenchConfig& c) {
   return Status::ok();
 }
 
-core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
-  bench::BenchConfig c;
+// Sizes, steps, types, ops and the deadline, from their option texts.
+Status parseSweepOptions(const RawOptions& r, bench::BenchConfig& c) {
   CCSCOPE_ASSIGN_OR_RETURN(c.collective, collectives::parseCollective(r.collective));
   CCSCOPE_ASSIGN_OR_RETURN(c.min_bytes, core::parseSize(r.min));
   CCSCOPE_ASSIGN_OR_RETURN(c.max_bytes, core::parseSize(r.max));
@@ -108,7 +110,15 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
   c.iters = r.iters;
   c.warmup = r.warmup;
   c.checks = r.checks;
+  return Status::ok();
+}
+
+// The transport and the algorithms over it; "all" types and ops mean all that MPI has.
+Status parseTransportOptions(const RawOptions& r, bench::BenchConfig& c) {
   c.transport = r.transport;
+  if (c.transport != "shm" && c.transport != "tcp" && c.transport != "mpi")
+    return Status(core::Code::kInvalidArgument,
+                  fmt::format("unknown transport '{}' (built in: shm, tcp, mpi)", c.transport));
   if (r.algo.empty()) {
     auto names = collectives::algorithmNames(c.collective);
     bool ring = std::find(names.begin(), names.end(), "ring") != names.end();
@@ -118,23 +128,18 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
   } else {
     c.algorithms = splitList(r.algo);
   }
-  c.interleave = r.interleave;
-  c.root = r.root;
-  c.a2av = r.a2av;
-  if (c.transport != "shm" && c.transport != "tcp" && c.transport != "mpi")
-    return Status(core::Code::kInvalidArgument,
-                  fmt::format("unknown transport '{}' (built in: shm, tcp, mpi)", c.transport));
-  if (c.transport == "mpi") {  // "all" means all that MPI has
+  if (c.transport == "mpi") {
     if (r.dtype == "all")
       std::erase_if(c.dtypes, [](auto t) {
         return t == core::DataType::kHalf || t == core::DataType::kBfloat16;
       });
     if (r.op == "all") std::erase(c.ops, core::ReduceOp::kAvg);
   }
-  CCSCOPE_RETURN_IF_ERROR(checkAlgorithms(c));
-  if (c.collective == collectives::Collective::kAlltoallv) {
-    CCSCOPE_RETURN_IF_ERROR(bench::parseAlltoallvSpec(c.a2av).status());
-  }
+  return checkAlgorithms(c);
+}
+
+// Test-only faults: a rank that corrupts its results, or one that skips or changes a collective.
+void applyTestOnlyFaults(bench::BenchConfig& c) {
   if (const char* v = std::getenv("CCSCOPE_TESTONLY_CORRUPT_RANK")) c.corrupt_rank = std::atoi(v);
   if (const char* v = std::getenv("CCSCOPE_TESTONLY_MISMATCH")) {
     std::string s(v);
@@ -142,6 +147,19 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
     c.mismatch_rank = std::atoi(s.substr(0, colon).c_str());
     c.mismatch_kind = colon == std::string::npos ? "skip" : s.substr(colon + 1);
   }
+}
+
+core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
+  bench::BenchConfig c;
+  CCSCOPE_RETURN_IF_ERROR(parseSweepOptions(r, c));
+  CCSCOPE_RETURN_IF_ERROR(parseTransportOptions(r, c));
+  c.interleave = r.interleave;
+  c.root = r.root;
+  c.a2av = r.a2av;
+  if (c.collective == collectives::Collective::kAlltoallv) {
+    CCSCOPE_RETURN_IF_ERROR(bench::parseAlltoallvSpec(c.a2av).status());
+  }
+  applyTestOnlyFaults(c);
   CCSCOPE_RETURN_IF_ERROR(bench::validate(c));
   return c;
 }
@@ -158,60 +176,49 @@ Status checkBufferMemory(const bench::BenchConfig& cfg, const launch::LaunchInfo
   return core::checkAvailableMemory(2 * need * turns, info.local_size, what);
 }
 
-int run(const RawOptions& raw) {
-  auto cfg = toConfig(raw);
-  if (!cfg) {
-    std::fprintf(stderr, "ccscope: error: %s\n", cfg.status().message().c_str());
-    return kExitUsage;
-  }
+// What every rank of the job needs beyond the sweep: outputs, reports, transport settings.
+core::Result<JobOptions> toJobOptions(const RawOptions& raw) {
   JobOptions job = raw.job;
-  job.store_bind = raw.store_bind;
+  job.store_bind = raw.launch.store_bind;
   job.ifname = raw.ifname;
   job.tcp_streams = raw.tcp_streams;
-  if (raw.bind != "none" && raw.bind != "core") {
-    std::fprintf(stderr, "ccscope: error: --bind takes none or core, not '%s'\n", raw.bind.c_str());
-    return kExitUsage;
-  }
+  if (raw.bind != "none" && raw.bind != "core")
+    return Status(core::Code::kInvalidArgument,
+                  fmt::format("--bind takes none or core, not '{}'", raw.bind));
   job.bind_core = raw.bind == "core";
-  if (auto bytes = shmSingleCopyFromEnv(); bytes) {
-    job.shm_single_copy_from = *bytes;
-  } else {
-    std::fprintf(stderr, "ccscope: error: %s\n", bytes.status().message().c_str());
-    return kExitUsage;
-  }
+  CCSCOPE_ASSIGN_OR_RETURN(job.shm_single_copy_from, shmSingleCopyFromEnv());
   // The wait sampler's period is worked out per rank; a bad override is refused here, once.
-  if (auto period = bench::samplePeriod(1, 1); !period) {
-    std::fprintf(stderr, "ccscope: error: %s\n", period.status().message().c_str());
-    return kExitUsage;
-  }
-  if (Status s =
-          reports::parseCriteria(raw.tolerance, raw.min_busbw, raw.max_lat, job.report.criteria);
-      !s.isOk()) {
-    std::fprintf(stderr, "ccscope: error: %s\n", s.message().c_str());
-    return kExitUsage;
-  }
-  LaunchOptions lo{raw.np, cfg->timeout_s, raw.store, raw.store_bind, raw.store_port};
-  if (cfg->transport == "mpi" && !launchedExternally()) {
-    std::fprintf(
-        stderr,
-        "ccscope: error: --transport mpi runs under mpirun, e.g. mpirun "
-        "--allow-run-as-root --oversubscribe -np 4 ccscope bench allreduce --transport mpi\n");
-    return kExitUsage;
-  }
-  return launchOrRun(lo, job.argv, [&](const launch::LaunchInfo& info) {
-    if (cfg->root >= info.size) {
-      if (info.rank == 0)
-        std::fprintf(stderr, "ccscope: error: --root %d is not a rank (0..%d)\n", cfg->root,
-                     info.size - 1);
-      return static_cast<int>(kExitUsage);
-    }
-    if (Status s = checkBufferMemory(*cfg, info); !s.isOk()) {
-      if (info.local_rank == 0)
-        std::fprintf(stderr, "ccscope: error: rank %d: %s\n", info.rank, s.message().c_str());
-      return static_cast<int>(kExitUsage);
-    }
-    return runBenchRank(*cfg, job, info);
-  });
+  CCSCOPE_RETURN_IF_ERROR(bench::samplePeriod(1, 1).status());
+  ReportFlags report = raw.report;
+  CCSCOPE_RETURN_IF_ERROR(parseReportFlags(report));
+  job.report = report.options;
+  return job;
+}
+
+int run(const RawOptions& raw) {
+  auto cfg = toConfig(raw);
+  if (!cfg) return usageError(cfg.status().message());
+  auto job = toJobOptions(raw);
+  if (!job) return usageError(job.status().message());
+  if (cfg->transport == "mpi" && !launchedExternally())
+    return usageError(
+        "--transport mpi runs under mpirun, e.g. mpirun --allow-run-as-root --oversubscribe -np 4 "
+        "ccscope bench allreduce --transport mpi");
+  return launchOrRun(
+      toLaunchOptions(raw.launch, cfg->timeout_s), job->argv, [&](const launch::LaunchInfo& info) {
+        if (cfg->root >= info.size) {
+          if (info.rank == 0)
+            std::fprintf(stderr, "ccscope: error: --root %d is not a rank (0..%d)\n", cfg->root,
+                         info.size - 1);
+          return static_cast<int>(kExitUsage);
+        }
+        if (Status s = checkBufferMemory(*cfg, info); !s.isOk()) {
+          if (info.local_rank == 0)
+            std::fprintf(stderr, "ccscope: error: rank %d: %s\n", info.rank, s.message().c_str());
+          return static_cast<int>(kExitUsage);
+        }
+        return runBenchRank(*cfg, *job, info);
+      });
 }
 
 }  // namespace
@@ -241,19 +248,9 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("--a2av", raw->a2av,
                 "alltoallv traffic: uniform, skewed:ALPHA, moe:EXPERTS,TOPK, file:PATH");
   b->add_option("--transport", raw->transport, "shm, tcp or mpi");
-  b->add_option("--np", raw->np, "Local ranks to start when no launcher is around")
-      ->check(CLI::Range(1, 4096));
   b->add_option("--timeout", raw->timeout, "Deadline of every collective operation (30s, 500ms)");
   b->add_option("--json", raw->job.json_path, "Write JSON Lines results to this file");
-  b->add_option("--html", raw->job.report.html_path, "Write a self-contained HTML report");
-  b->add_option("--md", raw->job.report.md_path, "Write a Markdown summary (- for stdout)");
-  b->add_option("--csv", raw->job.report.csv_path, "Write CSV");
-  b->add_option("--junit", raw->job.report.junit_path, "Write JUnit XML");
-  b->add_option("--baseline", raw->job.report.baseline_path,
-                "Compare with an earlier run's JSON Lines");
-  b->add_option("--tolerance", raw->tolerance, "Regression tolerance (10%)");
-  b->add_option("--min-busbw", raw->min_busbw, "SIZE=GBPS,... minimum busbw per size");
-  b->add_option("--max-lat", raw->max_lat, "SIZE=US,... maximum p50 latency per size");
+  addReportOptions(*b, raw->report);
   b->add_option("--placement", raw->placement,
                 "both (default), out or in: measure only the out-of-place or the in-place rows");
   b->add_option(
@@ -262,9 +259,7 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("--segment", raw->segment, "Pipeline segment size (default: from the size)");
   b->add_option("--hugepages", raw->hugepages,
                 "on: host buffers from 2 MiB on transparent huge pages (default); off: base pages");
-  b->add_option("--store", raw->store, "Rendezvous store HOST:PORT (external launchers)");
-  b->add_option("--store-port", raw->store_port, "Port of the rendezvous store");
-  b->add_option("--store-bind", raw->store_bind, "Address the rendezvous store binds to");
+  addLaunchOptions(*b, raw->launch);
   b->add_option("--ifname", raw->ifname, "tcp: network interface to use");
   b->add_option("--tcp-streams", raw->tcp_streams, "tcp: connections per peer")
       ->check(CLI::Range(1, 64));

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "app/cli_options.h"
 #include "app/diagnose_job.h"
 #include "app/job_launch.h"
 #include "core/units.h"
@@ -15,8 +16,8 @@ namespace {
 
 struct RawOptions {
   DiagnoseOptions d;
-  std::string timeout = "5s", max_clock_skew = "2s", store;
-  int np = 0, store_port = -1;
+  std::string timeout = "5s", max_clock_skew = "2s";
+  LaunchFlags launch;
   std::vector<std::string> argv;
   std::string init_child;  // hidden: run as the library probe's helper
 };
@@ -24,16 +25,10 @@ struct RawOptions {
 int run(RawOptions& raw) {
   if (!raw.init_child.empty()) return diagnostics::runLibraryInitChild(raw.init_child);
   auto t = core::parseDurationSeconds(raw.timeout);
-  if (!t) {
-    std::fprintf(stderr, "ccscope: error: %s\n", t.status().message().c_str());
-    return kExitUsage;
-  }
+  if (!t) return usageError(t.status().message());
   raw.d.probe.timeout_s = *t;
   auto skew = core::parseDurationSeconds(raw.max_clock_skew);
-  if (!skew) {
-    std::fprintf(stderr, "ccscope: error: --max-clock-skew: %s\n", skew.status().message().c_str());
-    return kExitUsage;
-  }
+  if (!skew) return usageError("--max-clock-skew: " + skew.status().message());
   raw.d.probe.max_clock_skew_s = *skew;
   // Test-only: CCSCOPE_TESTONLY_DIAG_SKIP_COLLECTIVE=RANK makes that rank skip the allreduce.
   if (const char* v = std::getenv("CCSCOPE_TESTONLY_DIAG_SKIP_COLLECTIVE"))
@@ -44,16 +39,12 @@ int run(RawOptions& raw) {
     raw.d.probe.testonly_clock_offset_s = std::atof(std::strchr(v, ':') + 1);
   }
   auto single_copy_from = shmSingleCopyFromEnv();
-  if (!single_copy_from) {
-    std::fprintf(stderr, "ccscope: error: %s\n", single_copy_from.status().message().c_str());
-    return kExitUsage;
-  }
+  if (!single_copy_from) return usageError(single_copy_from.status().message());
   raw.d.shm_single_copy_from = *single_copy_from;
-  LaunchOptions lo{raw.np, *t * 4, raw.store, raw.d.store_bind, raw.store_port};
-  int code = launchOrRun(
-      lo, raw.argv, [&](const launch::LaunchInfo& info) { return runDiagnoseRank(raw.d, info); });
+  raw.d.store_bind = raw.launch.store_bind;
   // The launcher reports a rank cut by its deadline as a hang (3); a probe fault is 1.
-  return code;
+  return launchOrRun(toLaunchOptions(raw.launch, *t * 4), raw.argv,
+                     [&](const launch::LaunchInfo& info) { return runDiagnoseRank(raw.d, info); });
 }
 
 }  // namespace
@@ -63,16 +54,12 @@ Command addDiagnoseCommand(CLI::App& root, const std::vector<std::string>& argv)
   raw->argv = argv;
   CLI::App* d = root.add_subcommand(
       "diagnose", "Probe the job layer by layer and name the first failing layer");
-  d->add_option("--np", raw->np, "Local ranks to start when no launcher is around")
-      ->check(CLI::Range(1, 4096));
+  addLaunchOptions(*d, raw->launch);
   d->add_option("--timeout", raw->timeout, "Deadline of each probe (5s)");
   d->add_option("--max-clock-skew", raw->max_clock_skew,
                 "Largest wall-clock difference between ranks that passes (2s)");
   d->add_option("--ifname", raw->d.probe.ifname, "Network interface the job uses");
   d->add_option("--json", raw->d.json_path, "Write the diagnosis as JSON to this file");
-  d->add_option("--store", raw->store, "Rendezvous store HOST:PORT (external launchers)");
-  d->add_option("--store-port", raw->store_port, "Port of the rendezvous store");
-  d->add_option("--store-bind", raw->d.store_bind, "Address the rendezvous store binds to");
   // The library probe's helper process (ccscope diagnose --library-init-child ucx|nccl:GPU).
   d->add_option("--library-init-child", raw->init_child)->group("");
   return {d, [raw] { return run(*raw); }};

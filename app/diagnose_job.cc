@@ -9,6 +9,7 @@
 #include <map>
 
 #include "app/command.h"
+#include "app/diagnose_deadlines.h"
 #include "app/job_launch.h"
 #include "app/rendezvous.h"
 #include "app/run_metadata.h"
@@ -49,6 +50,9 @@ struct RankState {
   std::vector<json> connects;        // rank 0: every rank's tcp connect outcome
   std::vector<json> pairs;           // rank 0: every rank's pair measurements
   bool root() const { return c.rank() == 0; }
+  double wait(DiagPhase p, int transports = 0) const {
+    return diagPhaseSeconds(p, o.probe.timeout_s, c.size(), transports);
+  }
   void post(const std::string& key, const json& v) {
     c.put(fmt::format("diag/{}/{}", key, c.rank()), v.dump()).ignore();
   }
@@ -59,9 +63,9 @@ struct RankState {
   }
   // Rank 0: every rank's value, naming ranks that never posted (they hung in that probe).
   std::vector<json> collect(const std::string& key, Layer layer, const std::string& probe,
-                            double wait_s = 0) {
+                            DiagPhase phase = DiagPhase::kGather) {
     std::vector<int> missing;
-    auto v = diagnostics::gather(c, key, wait_s > 0 ? wait_s : o.probe.timeout_s * 2, &missing);
+    auto v = diagnostics::gather(c, key, wait(phase), &missing);
     if (!missing.empty() || !v) {
       ProbeResult r{
           layer, probe, ProbeOutcome::kFail, "ranks that did not finish the probe in time", {},
@@ -107,7 +111,8 @@ void exchangeHosts(RankState& st) {
     return;
   }
   for (int r = 0; r < st.c.size(); ++r) {
-    auto h = st.c.get(fmt::format("diag/host/{}", r), Deadline::afterSeconds(st.o.probe.timeout_s));
+    auto h = st.c.get(fmt::format("diag/host/{}", r),
+                      Deadline::afterSeconds(st.wait(DiagPhase::kHosts)));
     json j = h ? json::parse(*h, nullptr, false) : json();
     st.hosts.push_back(j.is_string() ? j.get<std::string>() : "?");
   }
@@ -173,7 +178,7 @@ struct TransportSet {
 // The transport the job would use; --ifname wins over the address that reaches the store.
 // Rank 0 gathers every rank's outcome right away: the probes after it need to know who is in.
 Status connectTcp(RankState& st, std::unique_ptr<transports::Transport>& out) {
-  Status s = connectTransport(st, "tcp", st.o.probe.timeout_s, out);
+  Status s = connectTransport(st, "tcp", st.wait(DiagPhase::kConnect), out);
   st.post("connect", json{{"ok", s.isOk()}, {"error", s.message()}, {"peer", s.peer()}});
   if (st.root()) {
     st.connects = st.collect("connect", Layer::kHostNetwork, "tcp connect");
@@ -188,9 +193,9 @@ void clockSkew(RankState& st, transports::Transport* t, bool connected) {
   const int n = st.c.size();
   if (!st.root()) {
     if (!connected) return;
-    json plan = st.fromRoot("clockplan", st.o.probe.timeout_s * 3);
+    json plan = st.fromRoot("clockplan", st.wait(DiagPhase::kClockPlan));
     if (plan.is_array() && std::find(plan.begin(), plan.end(), json(st.c.rank())) != plan.end())
-      diagnostics::answerClockSkew(*t, st.o.probe, st.o.probe.timeout_s * (n + 1)).ignore();
+      diagnostics::answerClockSkew(*t, st.o.probe, st.wait(DiagPhase::kClockAnswer)).ignore();
     return;
   }
   std::vector<int> peers;
@@ -214,24 +219,22 @@ void clockSkew(RankState& st, transports::Transport* t, bool connected) {
 
 // Every pair once; then, as rank 0 plans, a second pass over the pairs the first found slow.
 void pairs(RankState& st, transports::Transport* t, bool connected) {
-  const double n = st.c.size(), timeout_s = st.o.probe.timeout_s;
   json mine = connected ? diagnostics::measurePairs(*t, st.hosts, st.o.probe) : json::array();
   st.post("pairs", mine);
   json plan;
   if (st.root()) {
-    // Pairs run one after another: a rank with many slow pairs may need up to n probe deadlines.
-    st.pairs = st.collect("pairs", Layer::kHostNetwork, "pairs", timeout_s * (n + 1));
+    st.pairs = st.collect("pairs", Layer::kHostNetwork, "pairs", DiagPhase::kPairs);
     plan = diagnostics::pairsToRecheck(st.pairs, st.hosts);
     st.post("pairplan", plan);
   } else {
-    plan = st.fromRoot("pairplan", timeout_s * (n + 3));
+    plan = st.fromRoot("pairplan", st.wait(DiagPhase::kPairPlan));
   }
   if (plan.is_array() && !plan.empty()) {
     st.post("pairs2",
             connected ? diagnostics::measurePairs(*t, st.hosts, st.o.probe, plan) : json::array());
     if (st.root())
       diagnostics::mergeRecheck(
-          st.pairs, st.collect("pairs2", Layer::kHostNetwork, "pairs", timeout_s * (n + 1)));
+          st.pairs, st.collect("pairs2", Layer::kHostNetwork, "pairs", DiagPhase::kPairs));
   }
   if (st.root()) st.results.push_back(diagnostics::judgePairs(st.pairs, st.hosts));
 }
@@ -261,7 +264,7 @@ json allreduces(RankState& st, TransportSet& ts) {
     st.post("coll-" + name, mine);
   }
   if (!st.root())
-    return st.fromRoot("hopplan", st.o.probe.timeout_s * (st.c.size() + 2 * ts.all.size() + 4));
+    return st.fromRoot("hopplan", st.wait(DiagPhase::kHopPlan, static_cast<int>(ts.all.size())));
   json plan = json::object();
   double pair_median = diagnostics::pairMedianGbps(st.pairs);
   for (auto& [name, t] : ts.all) {
@@ -307,18 +310,18 @@ void bisect(RankState& st, TransportSet& ts, const json& plan) {
     transports::Transport* t = ts.get(name);
     std::unique_ptr<transports::Transport> fresh;
     if (item.value("fresh", false)) {
-      t = connectTransport(st, name, st.o.probe.timeout_s * 2, fresh).isOk() ? fresh.get()
-                                                                             : nullptr;
+      t = connectTransport(st, name, st.wait(DiagPhase::kFreshConnect), fresh).isOk() ? fresh.get()
+                                                                                      : nullptr;
       ts.keep.push_back(std::move(fresh));
     }
     st.post("hops-" + name,
             t ? diagnostics::measureRingHops(*t, st.o.probe, diagnostics::kCollectiveProbeBytes)
               : json::array());
     if (st.root())
-      st.results.push_back(diagnostics::judgeRingHops(
-          st.collect("hops-" + name, Layer::kHostNetwork, "ring hops over " + name,
-                     st.o.probe.timeout_s * (2 * st.c.size() + 3)),
-          st.hosts, name, reason));
+      st.results.push_back(
+          diagnostics::judgeRingHops(st.collect("hops-" + name, Layer::kHostNetwork,
+                                                "ring hops over " + name, DiagPhase::kHops),
+                                     st.hosts, name, reason));
   }
 }
 
@@ -331,7 +334,7 @@ void collectives(RankState& st, std::unique_ptr<transports::Transport>& tcp, boo
         t = std::move(tcp);
       else
         ts.why_not[name] = "the tcp transport did not connect";
-    } else if (Status s = connectTransport(st, name, st.o.probe.timeout_s, t); !s.isOk()) {
+    } else if (Status s = connectTransport(st, name, st.wait(DiagPhase::kConnect), t); !s.isOk()) {
       ts.why_not[name] = fmt::format("the {} transport did not connect: {}", name, s.message());
       t.reset();
     }
@@ -342,10 +345,7 @@ void collectives(RankState& st, std::unique_ptr<transports::Transport>& tcp, boo
 
 int finish(RankState& st, Rendezvous& rv) {
   if (!st.root()) {  // every rank exits with the verdict rank 0 reached
-    // Rank 0 may still gather a late rank's results (two passes of ring hops), a probe deadline
-    // or a few each.
-    auto v = st.c.get("diag/verdict",
-                      Deadline::afterSeconds(st.o.probe.timeout_s * (2 * st.c.size() + 6)));
+    auto v = st.c.get("diag/verdict", Deadline::afterSeconds(st.wait(DiagPhase::kVerdict)));
     st.c.finish();
     return v ? std::atoi(v->c_str()) : kExitHang;
   }
@@ -360,7 +360,8 @@ int finish(RankState& st, Rendezvous& rv) {
 
 int runDiagnoseRank(const DiagnoseOptions& o, const launch::LaunchInfo& info) {
   Rendezvous rv;
-  if (Status s = joinRendezvous(info, o.store_bind, o.probe.timeout_s * 2, rv); !s.isOk()) {
+  const double join_s = diagPhaseSeconds(DiagPhase::kJoin, o.probe.timeout_s, info.size);
+  if (Status s = joinRendezvous(info, o.store_bind, join_s, rv); !s.isOk()) {
     std::fprintf(stderr, "FAIL bootstrap    rendezvous: %s\n", s.message().c_str());
     return kExitFailed;
   }

@@ -100,153 +100,219 @@ core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
   return std::unique_ptr<collectives::CollectiveBackend>(std::move(b));
 }
 
-}  // namespace
+// --bind core: local rank r on the r-th CPU this process may use; a failure only warns.
+void bindToCore(int local_rank) {
+  auto cpus = core::allowedCpus();
+  const int cpu = cpus ? core::cpuForLocalRank(*cpus, local_rank) : -1;
+  Status s = cpus ? core::pinToCpu(cpu) : cpus.status();
+  if (s.isOk())
+    spdlog::info("--bind core: local rank {} pinned to CPU {} (of {} allowed)", local_rank, cpu,
+                 cpus->size());
+  else
+    spdlog::warn("--bind core: not pinned: {}", s.toString());
+}
 
-int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o,
-                 const launch::LaunchInfo& info) {
-  if (o.bind_core) {  // first, so that every thread this rank starts inherits it
-    auto cpus = core::allowedCpus();
-    const int cpu = cpus ? core::cpuForLocalRank(*cpus, info.local_rank) : -1;
-    Status s = cpus ? core::pinToCpu(cpu) : cpus.status();
-    if (s.isOk())
-      spdlog::info("--bind core: local rank {} pinned to CPU {} (of {} allowed)", info.local_rank,
-                   cpu, cpus->size());
-    else
-      spdlog::warn("--bind core: not pinned: {}", s.toString());
+// One rank of `ccscope bench`, from the rendezvous to the last report. Members are declared in
+// the order they must be built; the recorder outlives the rendezvous, whose heartbeat reads it.
+class BenchRank {
+ public:
+  BenchRank(const bench::BenchConfig& cfg, const JobOptions& o, const launch::LaunchInfo& info)
+      : cfg_(cfg), o_(o), info_(info) {
+    const char* fr = std::getenv("CCSCOPE_FLIGHT_RECORDER");  // "0": off, to measure its cost
+    recording_ = !fr || std::string(fr) != "0";
+    fctx_ =
+        FailureContext{info.rank, hostName(), nullptr, &recorder_, nullptr, o.json_path, {}, ""};
+    if (auto hp = launch::parseHostPort(info.store); !info.store.empty() && hp)
+      fctx_.store_host = hp->host;
+    fctx_.local_rank = info.local_rank;
+    fctx_.local_size = info.local_size;
   }
-  core::FlightRecorder recorder;  // declared first: the heartbeat thread reads it until rv dies
-  Rendezvous rv;
-  FailureContext fctx{info.rank, hostName(), nullptr, &recorder, nullptr, o.json_path, {}, ""};
-  if (auto hp = launch::parseHostPort(info.store); !info.store.empty() && hp)
-    fctx.store_host = hp->host;
-  fctx.local_rank = info.local_rank;
-  fctx.local_size = info.local_size;
-  auto fail = [&](Status s) {
-    int code = reportFailure(s, fctx);
-    if (rv.client) rv.client->reportAbort(s.toString());
-    lingerWhileOthersNeedTheStore(rv, info.rank);
-    return code;
-  };
-  if (Status s = joinRendezvous(info, o.store_bind, cfg.timeout_s, rv); !s.isOk()) return fail(s);
-  launch::StoreClient& client = *rv.client;
-  fctx.client = &client;
-  client.setNoteProvider([&recorder] { return diagnostics::flightSnapshot(recorder); });
-  std::unique_ptr<transports::Transport> transport;
-  if (cfg.transport != "mpi") {
-    auto t = transports::makeTransport(
-        cfg.transport,
-        jobTransportOptions(info, client, o.ifname, o.tcp_streams, o.shm_single_copy_from));
-    if (!t) return fail(t.status());
-    transport = std::move(t.value());
-    Status s = transport->connect(client, Deadline::afterSeconds(cfg.timeout_s));
-    if (!s.isOk()) return fail(s.prepend(fmt::format("{} transport set-up", cfg.transport)));
+
+  int run();
+
+ private:
+  int fail(const Status& s);
+  Status setUp();
+  Status openOutputs();
+  reports::ResultSink& sink() {
+    return info_.rank == 0 ? static_cast<reports::ResultSink&>(fan_) : null_sink_;
   }
-  auto hosts = gatherHosts(client, cfg.timeout_s);
-  if (!hosts) return fail(hosts.status());
-  fctx.hosts = *hosts;
-  // The wait sampler's period, from how crowded this host is (before any output).
+  Status sweep(const std::vector<std::string>& algos, Watchdog& dog, reports::RunSummary& total);
+  Status makeTurns(const std::vector<std::string>& algos, Watchdog& dog,
+                   std::vector<std::unique_ptr<collectives::CollectiveBackend>>& backends);
+  Status reportWaits(bench::WaitSampler& sampler, collectives::CollectiveBackend& any,
+                     const std::string& label);
+  int finish(const reports::RunSummary& total);
+
+  const bench::BenchConfig& cfg_;
+  const JobOptions& o_;
+  const launch::LaunchInfo& info_;
+  bool recording_ = true;
+  core::FlightRecorder recorder_;
+  Rendezvous rv_;
+  FailureContext fctx_;
+  std::unique_ptr<transports::Transport> transport_;
+  std::vector<std::string> hosts_;
+  std::chrono::microseconds sample_period_{};
+  double busbw_sum_ = 0;
+  reports::ResultSink null_sink_;
+  Fanout fan_;
+  reports::TableWriter table_{stdout};
+  reports::ProgressDisplay progress_{stderr};
+  std::unique_ptr<reports::JsonLinesWriter> json_;
+  reports::RecordCollector collected_;  // for --html/--md/--csv/--junit/--baseline
+};
+
+int BenchRank::fail(const Status& s) {
+  int code = reportFailure(s, fctx_);
+  if (rv_.client) rv_.client->reportAbort(s.toString());
+  lingerWhileOthersNeedTheStore(rv_, info_.rank);
+  return code;
+}
+
+// The rendezvous, the transport, every rank's host, and the wait sampler's period, which
+// depends on how crowded this host is.
+Status BenchRank::setUp() {
+  CCSCOPE_RETURN_IF_ERROR(joinRendezvous(info_, o_.store_bind, cfg_.timeout_s, rv_));
+  launch::StoreClient& client = *rv_.client;
+  fctx_.client = &client;
+  client.setNoteProvider([this] { return diagnostics::flightSnapshot(recorder_); });
+  if (cfg_.transport != "mpi") {
+    CCSCOPE_ASSIGN_OR_RETURN(
+        transport_,
+        transports::makeTransport(cfg_.transport,
+                                  jobTransportOptions(info_, client, o_.ifname, o_.tcp_streams,
+                                                      o_.shm_single_copy_from)));
+    Status s = transport_->connect(client, Deadline::afterSeconds(cfg_.timeout_s));
+    if (!s.isOk()) return s.prepend(fmt::format("{} transport set-up", cfg_.transport));
+  }
+  CCSCOPE_ASSIGN_OR_RETURN(hosts_, gatherHosts(client, cfg_.timeout_s));
+  fctx_.hosts = hosts_;
   const int ranks_on_host =
-      static_cast<int>(std::count(hosts->begin(), hosts->end(), (*hosts)[info.rank]));
-  auto period =
-      bench::samplePeriod(ranks_on_host, static_cast<int>(std::thread::hardware_concurrency()));
-  if (!period) return fail(period.status());
+      static_cast<int>(std::count(hosts_.begin(), hosts_.end(), hosts_[info_.rank]));
+  CCSCOPE_ASSIGN_OR_RETURN(
+      sample_period_,
+      bench::samplePeriod(ranks_on_host, static_cast<int>(std::thread::hardware_concurrency())));
+  return Status::ok();
+}
 
-  reports::ResultSink null_sink;
-  Fanout fan;
-  reports::TableWriter table(stdout);
-  reports::ProgressDisplay progress(stderr);
-  std::unique_ptr<reports::JsonLinesWriter> json;
-  reports::RecordCollector collected;  // for --html/--md/--csv/--junit/--baseline
-  if (info.rank == 0) {
-    fan.sinks = {&table, &progress, &collected};
-    if (!o.json_path.empty()) {
-      auto j = reports::JsonLinesWriter::open(o.json_path);
-      if (!j) return fail(j.status());
-      json = std::move(j.value());
-      fan.sinks.push_back(json.get());
-      fctx.json = json.get();
-    }
+// Rank 0 writes the table, the progress line, the collected records and the JSON Lines file.
+Status BenchRank::openOutputs() {
+  if (info_.rank != 0) return Status::ok();
+  fan_.sinks = {&table_, &progress_, &collected_};
+  if (!o_.json_path.empty()) {
+    CCSCOPE_ASSIGN_OR_RETURN(json_, reports::JsonLinesWriter::open(o_.json_path));
+    fan_.sinks.push_back(json_.get());
+    fctx_.json = json_.get();
   }
-  reports::ResultSink& sink = info.rank == 0 ? static_cast<reports::ResultSink&>(fan) : null_sink;
-  sink.onRun(
-      makeRunMetadata(cfg, o.argv, *hosts, launch::launchSourceName(info.source), cfg.transport));
-  reports::RunSummary total;
-  double busbw_sum = 0;
+  return Status::ok();
+}
+
+int BenchRank::run() {
+  if (o_.bind_core) bindToCore(info_.local_rank);  // first: every thread inherits it
+  if (Status s = setUp(); !s.isOk()) return fail(s);
+  if (Status s = openOutputs(); !s.isOk()) return fail(s);
+  sink().onRun(makeRunMetadata(cfg_, o_.argv, hosts_, launch::launchSourceName(info_.source),
+                               cfg_.transport));
   // MPI calls take no deadline: a watchdog ends a call stuck past the timeout.
   Watchdog dog(
-      cfg.timeout_s,
-      [&](double stuck_s) {
+      cfg_.timeout_s,
+      [this](double stuck_s) {
         Status s(Code::kDeadlineExceeded,
-                 fmt::format("a {} call has been stuck for {:.1f} s", cfg.transport, stuck_s));
+                 fmt::format("a {} call has been stuck for {:.1f} s", cfg_.transport, stuck_s));
         std::fflush(stdout);
         std::_Exit(fail(s));
       },
-      [&] {  // SIGUSR1: dump the flight recorder without stopping
-        std::string path = diagnostics::writeFlightDump(recorder, info.rank, fctx.host);
-        std::fprintf(stderr, "ccscope: rank %d: flight recorder dumped to %s\n", info.rank,
+      [this] {  // SIGUSR1: dump the flight recorder without stopping
+        std::string path = diagnostics::writeFlightDump(recorder_, info_.rank, fctx_.host);
+        std::fprintf(stderr, "ccscope: rank %d: flight recorder dumped to %s\n", info_.rank,
                      path.c_str());
       });
   // One sweep per algorithm, or with --interleave one sweep in which they take turns.
   std::vector<std::vector<std::string>> sweeps;
-  if (cfg.interleave)
-    sweeps.push_back(cfg.algorithms);
+  if (cfg_.interleave)
+    sweeps.push_back(cfg_.algorithms);
   else
-    for (const std::string& algo : cfg.algorithms) sweeps.push_back({algo});
-  // CCSCOPE_FLIGHT_RECORDER=0 turns recording off (only to measure what it costs).
-  const char* fr = std::getenv("CCSCOPE_FLIGHT_RECORDER");
-  const bool recording = !fr || std::string(fr) != "0";
-  for (const std::vector<std::string>& algos : sweeps) {
-    std::vector<std::unique_ptr<collectives::CollectiveBackend>> backends;
-    std::vector<collectives::CollectiveBackend*> turns;
-    for (const std::string& algo : algos) {
-      auto backend = makeBackend(algo, transport.get(), cfg);
-      if (!backend) return fail(backend.status());
-      if (!transport) backend = watched(std::move(backend.value()), dog);
-      if (recording) (*backend)->setFlightRecorder(&recorder);
-      if (algos.size() == 1 && cfg.algorithms.size() > 1) sink.onSection("algorithm: " + algo);
-      if (std::string note = (*backend)->setupNote(); !note.empty()) sink.onSection(note);
-      turns.push_back(backend->get());
-      backends.push_back(std::move(backend.value()));
-    }
-    const std::string label = fmt::format("{}", fmt::join(algos, ","));
-    // Only our executor says whom it waits on (MPI's calls are opaque). The sampler also ticks
-    // the data path's bookkeeping clock, recorder on or off.
-    std::optional<bench::WaitSampler> sampler;
-    if (transport && info.size > 1)
-      sampler.emplace(recording ? &recorder : nullptr, info.rank, info.size, *period);
-    auto summary = bench::runSweep(cfg, turns, sink);
-    if (!summary) return fail(summary.status());
-    // Every rank with a sampler takes part (a rank whose recorder is off adds zeros), so ranks
-    // that disagree on CCSCOPE_FLIGHT_RECORDER still run the same collectives.
-    if (sampler) {
-      std::vector<int64_t> flat = sampler->stop().flatten();
-      if (Status s = turns.front()->sumInts(flat, Deadline::afterSeconds(cfg.timeout_s)); !s.isOk())
-        return fail(s.prepend("gathering the wait profile"));
-      bench::WaitProfile waits = bench::WaitProfile::unflatten(info.size, flat);
-      bench::StragglerVerdict v = bench::findStraggler(waits);
-      if (recording && json) json->write(bench::toJson(waits, v, label, *hosts));
-      if (recording && v.rank >= 0)
-        sink.onSection(fmt::format("{} ({})", v.text, (*hosts)[v.rank]));
-    }
-    total.rows += summary->rows;
-    total.wrong_total += summary->wrong_total;
-    busbw_sum += summary->avg_busbw_gbps * summary->rows;
+    for (const std::string& algo : cfg_.algorithms) sweeps.push_back({algo});
+  reports::RunSummary total;
+  for (const std::vector<std::string>& algos : sweeps)
+    if (Status s = sweep(algos, dog, total); !s.isOk()) return fail(s);
+  return finish(total);
+}
+
+Status BenchRank::makeTurns(
+    const std::vector<std::string>& algos, Watchdog& dog,
+    std::vector<std::unique_ptr<collectives::CollectiveBackend>>& backends) {
+  for (const std::string& algo : algos) {
+    CCSCOPE_ASSIGN_OR_RETURN(auto backend, makeBackend(algo, transport_.get(), cfg_));
+    if (!transport_) backend = watched(std::move(backend), dog);
+    if (recording_) backend->setFlightRecorder(&recorder_);
+    if (algos.size() == 1 && cfg_.algorithms.size() > 1) sink().onSection("algorithm: " + algo);
+    if (std::string note = backend->setupNote(); !note.empty()) sink().onSection(note);
+    backends.push_back(std::move(backend));
   }
-  total.avg_busbw_gbps = total.rows ? busbw_sum / total.rows : 0;
-  sink.onEnd(total);
-  client.setNoteProvider(nullptr);  // the recorder goes out of scope before the client
-  client.finish();
-  lingerWhileOthersNeedTheStore(rv, info.rank);
+  return Status::ok();
+}
+
+// Every rank with a sampler takes part (a rank whose recorder is off adds zeros), so ranks
+// that disagree on CCSCOPE_FLIGHT_RECORDER still run the same collectives.
+Status BenchRank::reportWaits(bench::WaitSampler& sampler, collectives::CollectiveBackend& any,
+                              const std::string& label) {
+  std::vector<int64_t> flat = sampler.stop().flatten();
+  if (Status s = any.sumInts(flat, Deadline::afterSeconds(cfg_.timeout_s)); !s.isOk())
+    return s.prepend("gathering the wait profile");
+  bench::WaitProfile waits = bench::WaitProfile::unflatten(info_.size, flat);
+  bench::StragglerVerdict v = bench::findStraggler(waits);
+  if (recording_ && json_) json_->write(bench::toJson(waits, v, label, hosts_));
+  if (recording_ && v.rank >= 0) sink().onSection(fmt::format("{} ({})", v.text, hosts_[v.rank]));
+  return Status::ok();
+}
+
+Status BenchRank::sweep(const std::vector<std::string>& algos, Watchdog& dog,
+                        reports::RunSummary& total) {
+  std::vector<std::unique_ptr<collectives::CollectiveBackend>> backends;
+  CCSCOPE_RETURN_IF_ERROR(makeTurns(algos, dog, backends));
+  std::vector<collectives::CollectiveBackend*> turns;
+  for (auto& b : backends) turns.push_back(b.get());
+  // Only our executor says whom it waits on (MPI's calls are opaque). The sampler also ticks
+  // the data path's bookkeeping clock, recorder on or off.
+  std::optional<bench::WaitSampler> sampler;
+  if (transport_ && info_.size > 1)
+    sampler.emplace(recording_ ? &recorder_ : nullptr, info_.rank, info_.size, sample_period_);
+  CCSCOPE_ASSIGN_OR_RETURN(auto summary, bench::runSweep(cfg_, turns, sink()));
+  if (sampler)
+    CCSCOPE_RETURN_IF_ERROR(
+        reportWaits(*sampler, *turns.front(), fmt::format("{}", fmt::join(algos, ","))));
+  total.rows += summary.rows;
+  total.wrong_total += summary.wrong_total;
+  busbw_sum_ += summary.avg_busbw_gbps * summary.rows;  // the run's average weighs sweeps by rows
+  total.avg_busbw_gbps = total.rows ? busbw_sum_ / total.rows : 0;
+  return Status::ok();
+}
+
+int BenchRank::finish(const reports::RunSummary& total) {
+  sink().onEnd(total);
+  rv_.client->setNoteProvider(nullptr);  // the recorder goes before the client
+  rv_.client->finish();
+  lingerWhileOthersNeedTheStore(rv_, info_.rank);
 #ifdef CCSCOPE_HAVE_MPI
   collectives::mpi::finalize();
 #endif
   if (total.wrong_total > 0) {
-    if (info.rank == 0)
+    if (info_.rank == 0)
       std::fprintf(stderr, "ccscope: %lld wrong elements: results are not exact\n",
                    static_cast<long long>(total.wrong_total));
     return kExitWrongResults;
   }
-  return info.rank == 0 ? writeRequestedReports(collected, o.report) : kExitOk;
+  return info_.rank == 0 ? writeRequestedReports(collected_, o_.report) : kExitOk;
+}
+
+}  // namespace
+
+int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& o,
+                 const launch::LaunchInfo& info) {
+  BenchRank rank(cfg, o, info);
+  return rank.run();
 }
 
 }  // namespace ccscope::app

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli_options.h"
 #include "reports/jsonl_reader.h"
 #include "reports/report_set.h"
 
@@ -14,10 +15,9 @@ namespace ccscope::app {
 
 namespace {
 
-struct ReportFlags {
+struct ReportCommandFlags {
   std::vector<std::string> inputs;
-  reports::ReportOptions options;
-  std::string tolerance = "10%", min_busbw, max_lat;
+  ReportFlags report;
 };
 
 // Lines a CI log shows: the verdict, then each failure (capped; the reports keep all of them).
@@ -34,8 +34,8 @@ void printVerdict(const reports::ReportVerdict& v, size_t runs, std::FILE* out) 
     fmt::print(out, "  ...and {} more (see the reports)\n", v.failures.size() - kMaxPrinted);
 }
 
-int runReport(ReportFlags& f) {
-  core::Status s = reports::parseCriteria(f.tolerance, f.min_busbw, f.max_lat, f.options.criteria);
+int runReport(ReportCommandFlags& f) {
+  core::Status s = parseReportFlags(f.report);
   if (!s.isOk()) {
     std::fprintf(stderr, "ccscope report: error: %s\n", s.message().c_str());
     return kExitUsage;
@@ -45,12 +45,12 @@ int runReport(ReportFlags& f) {
     std::fprintf(stderr, "ccscope report: error: %s\n", runs.status().message().c_str());
     return kExitUsage;
   }
-  auto verdict = reports::writeReports(*runs, f.options);
+  auto verdict = reports::writeReports(*runs, f.report.options);
   if (!verdict) {
     std::fprintf(stderr, "ccscope report: error: %s\n", verdict.status().message().c_str());
     return kExitUsage;
   }
-  const reports::ReportOptions& o = f.options;
+  const reports::ReportOptions& o = f.report.options;
   const bool stdout_taken =
       o.html_path == "-" || o.md_path == "-" || o.csv_path == "-" || o.junit_path == "-";
   printVerdict(*verdict, runs->size(), stdout_taken ? stderr : stdout);
@@ -60,22 +60,12 @@ int runReport(ReportFlags& f) {
 }  // namespace
 
 Command addReportCommand(CLI::App& root) {
-  auto f = std::make_shared<ReportFlags>();
+  auto f = std::make_shared<ReportCommandFlags>();
   CLI::App* sub = root.add_subcommand(
       "report", "Render JSON Lines results as HTML/Markdown/CSV/JUnit; compare with a baseline");
   sub->add_option("results", f->inputs, "JSON Lines files written by --json (several: merged)")
       ->required();
-  sub->add_option("--html", f->options.html_path, "Self-contained HTML report with charts");
-  sub->add_option("--md", f->options.md_path,
-                  "Markdown summary (- for stdout, e.g. CI step summary)");
-  sub->add_option("--csv", f->options.csv_path, "CSV, one row per result, units in column names");
-  sub->add_option("--junit", f->options.junit_path, "JUnit XML, one testcase per result row");
-  sub->add_option("--baseline", f->options.baseline_path,
-                  "JSON Lines of a baseline run to compare with");
-  sub->add_option("--tolerance", f->tolerance, "Allowed slowdown beyond noise (default 10%)");
-  sub->add_option("--min-busbw", f->min_busbw,
-                  "Minimum busbw per size: SIZE=GBPS,... (1M=5,64M=20)");
-  sub->add_option("--max-lat", f->max_lat, "Maximum p50 latency per size: SIZE=US,... (8=50)");
+  addReportOptions(*sub, f->report);
   return {sub, [f] { return runReport(*f); }};
 }
 

@@ -80,6 +80,73 @@ bool onlyFrozenLeft(const StoreServer& server, const std::vector<Child>& kids) {
   return true;
 }
 
+// Waits for every rank; once one failed, the rest get the operation deadline plus a grace
+// period, and ranks the store sees frozen (e.g. SIGSTOP) are killed at once: they never finish.
+class RankReaper {
+ public:
+  RankReaper(const StoreServer& server, std::vector<Child>& kids, double op_timeout_s)
+      : server_(server), kids_(kids), op_timeout_s_(op_timeout_s) {}
+
+  void waitAll() {
+    int remaining = static_cast<int>(kids_.size());
+    while (remaining > 0) {
+      forwardSignal();
+      int st = 0;
+      pid_t pid = waitpid(-1, &st, WNOHANG);
+      if (pid <= 0) {
+        killStragglersWhenDue();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        continue;
+      }
+      for (Child& k : kids_)
+        if (k.pid == pid) {
+          reap(k, st);
+          --remaining;
+        }
+    }
+  }
+
+ private:
+  void forwardSignal() {
+    if (!g_forward_signal) return;
+    for (const Child& k : kids_)
+      if (!k.done) kill(k.pid, g_forward_signal);
+    g_forward_signal = 0;
+  }
+
+  void killStragglersWhenDue() {
+    if (kill_at_ns_ && onlyFrozenLeft(server_, kids_)) kill_at_ns_ = core::nowNs();
+    if (!kill_at_ns_ || core::nowNs() < kill_at_ns_) return;
+    for (const Child& k : kids_)
+      if (!k.done) {
+        spdlog::error(
+            "rank {} (pid {}) is frozen or still running after another rank failed: "
+            "killed so that no rank outlives the job",
+            k.rank, k.pid);
+        kill(k.pid, SIGKILL);
+      }
+    kill_at_ns_ = 0;
+  }
+
+  void reap(Child& k, int st) {
+    k.done = true;
+    if (WIFSIGNALED(st)) {
+      k.signal = WTERMSIG(st);
+      std::fprintf(stderr, "ccscope: rank %d (pid %d) was killed by signal %d (%s)\n", k.rank,
+                   k.pid, k.signal, strsignal(k.signal));
+    } else {
+      k.exit_code = WEXITSTATUS(st);
+    }
+    if ((k.signal || k.exit_code) && !kill_at_ns_)
+      kill_at_ns_ = core::nowNs() + static_cast<int64_t>((op_timeout_s_ + kGraceSeconds) * 1e9);
+  }
+
+  const StoreServer& server_;
+  std::vector<Child>& kids_;
+  const double op_timeout_s_;
+  int64_t kill_at_ns_ = 0;
+};
+
 }  // namespace
 
 core::Result<int> runLocalRanks(const LocalLaunchOptions& opts,
@@ -102,49 +169,7 @@ core::Result<int> runLocalRanks(const LocalLaunchOptions& opts,
     kids[r].rank = r;
     kids[r].pid = spawnRank(argv, r, opts.np, store, token);
   }
-  int remaining = opts.np;
-  int64_t kill_at_ns = 0;
-  while (remaining > 0) {
-    if (g_forward_signal) {
-      for (auto& k : kids)
-        if (!k.done) kill(k.pid, g_forward_signal);
-      g_forward_signal = 0;
-    }
-    int st = 0;
-    pid_t pid = waitpid(-1, &st, WNOHANG);
-    if (pid <= 0) {
-      // Once a rank failed, ranks the store sees frozen (e.g. SIGSTOP) will never finish.
-      if (kill_at_ns && onlyFrozenLeft(*server, kids)) kill_at_ns = core::nowNs();
-      if (kill_at_ns && core::nowNs() >= kill_at_ns) {
-        for (auto& k : kids)
-          if (!k.done) {
-            spdlog::error(
-                "rank {} (pid {}) is frozen or still running after another rank failed: "
-                "killed so that no rank outlives the job",
-                k.rank, k.pid);
-            kill(k.pid, SIGKILL);
-          }
-        kill_at_ns = 0;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      continue;
-    }
-    for (auto& k : kids) {
-      if (k.pid != pid) continue;
-      k.done = true;
-      --remaining;
-      if (WIFSIGNALED(st)) {
-        k.signal = WTERMSIG(st);
-        std::fprintf(stderr, "ccscope: rank %d (pid %d) was killed by signal %d (%s)\n", k.rank,
-                     pid, k.signal, strsignal(k.signal));
-      } else {
-        k.exit_code = WEXITSTATUS(st);
-      }
-      if ((k.signal || k.exit_code) && !kill_at_ns)
-        kill_at_ns =
-            core::nowNs() + static_cast<int64_t>((opts.op_timeout_s + kGraceSeconds) * 1e9);
-    }
-  }
+  RankReaper(*server, kids, opts.op_timeout_s).waitAll();
   int worst = 0;
   for (const auto& k : kids) {
     int code = k.signal ? 3 : k.exit_code;

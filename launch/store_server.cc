@@ -65,6 +65,11 @@ struct StoreServer::State {
   void setKey(const std::string& key, std::string value);
   void handle(Conn& c, const Frame& f);
   void handleHello(Conn& c, Reader& r);
+  void handleGet(Conn& c, Reader& r);
+  void handleAdd(Conn& c, Reader& r);
+  void handleHeartbeat(Conn& c, Reader& r, bool abort);
+  void handleHealth(Conn& c, Reader& r);
+  void handleBye(Conn& c);
   void onClose(Conn& c);
   std::vector<RankHealth> snapshot() const;
 };
@@ -129,76 +134,100 @@ void StoreServer::State::handle(Conn& c, const Frame& f) {
       c.fd.reset();
     return;
   }
-  int64_t id = 0;
-  std::string key, value, note;
   switch (f.type) {
-    case MsgType::kSet:
+    case MsgType::kSet: {
+      int64_t id = 0;
+      std::string key, value;
       if (r.i64(&id) && r.str(&key) && r.str(&value)) setKey(key, std::move(value));
       break;
+    }
     case MsgType::kGet:
-      if (!(r.i64(&id) && r.str(&key))) break;
-      if (auto it = kv.find(key); it != kv.end()) {
-        Writer w(MsgType::kValue);
-        w.i64(id).str(it->second);
-        reply(c, w);
-      } else {
-        waiters[key].push_back({c.fd.get(), id});
-      }
+      handleGet(c, r);
       break;
-    case MsgType::kAdd: {
-      int64_t delta = 0;
-      if (!(r.i64(&id) && r.str(&key) && r.i64(&delta))) break;
-      int64_t v = (kv.count(key) ? std::stoll(kv[key]) : 0) + delta;
-      setKey(key, std::to_string(v));
-      Writer w(MsgType::kValue);
-      w.i64(id).str(std::to_string(v));
-      reply(c, w);
+    case MsgType::kAdd:
+      handleAdd(c, r);
       break;
-    }
     case MsgType::kHeartbeat:
-    case MsgType::kAbort: {
-      r.str(&note);
-      std::lock_guard<std::mutex> lock(mu);
-      RankRecord& rec = ranks[c.rank];
-      rec.last_heartbeat_ns = core::nowNs();
-      if (f.type == MsgType::kAbort) {
-        rec.h.state = RankState::kAborted;
-        rec.changed_ns = rec.last_heartbeat_ns;
-        rec.h.note = note;
-      } else if (!note.empty()) {
-        rec.h.progress = note;
-      }
+    case MsgType::kAbort:
+      handleHeartbeat(c, r, f.type == MsgType::kAbort);
       break;
-    }
-    case MsgType::kHealth: {
-      r.i64(&id);
-      auto table = snapshot();
-      Writer w(MsgType::kHealthReply);
-      w.i64(id).u32(static_cast<uint32_t>(table.size()));
-      for (const auto& h : table)
-        w.u32(h.rank)
-            .u32(static_cast<uint32_t>(h.state))
-            .i64(h.ms_since_heartbeat)
-            .i64(h.ms_since_change)
-            .str(h.host)
-            .str(h.note)
-            .str(h.progress)
-            .str(h.addr);
-      reply(c, w);
+    case MsgType::kHealth:
+      handleHealth(c, r);
       break;
-    }
     case MsgType::kBye:
-      c.said_bye = true;
-      if (c.role == 1) {
-        std::lock_guard<std::mutex> lock(mu);
-        RankRecord& rec = ranks[c.rank];
-        if (rec.h.state != RankState::kAborted) rec.h.state = RankState::kDone;
-        rec.changed_ns = core::nowNs();
-      }
+      handleBye(c);
       break;
     default:
       break;
   }
+}
+
+// A value known now is answered at once; otherwise the caller waits until someone sets it.
+void StoreServer::State::handleGet(Conn& c, Reader& r) {
+  int64_t id = 0;
+  std::string key;
+  if (!(r.i64(&id) && r.str(&key))) return;
+  if (auto it = kv.find(key); it != kv.end()) {
+    Writer w(MsgType::kValue);
+    w.i64(id).str(it->second);
+    reply(c, w);
+  } else {
+    waiters[key].push_back({c.fd.get(), id});
+  }
+}
+
+void StoreServer::State::handleAdd(Conn& c, Reader& r) {
+  int64_t id = 0, delta = 0;
+  std::string key;
+  if (!(r.i64(&id) && r.str(&key) && r.i64(&delta))) return;
+  int64_t v = (kv.count(key) ? std::stoll(kv[key]) : 0) + delta;
+  setKey(key, std::to_string(v));
+  Writer w(MsgType::kValue);
+  w.i64(id).str(std::to_string(v));
+  reply(c, w);
+}
+
+// A heartbeat carries the rank's progress note; an abort, why the rank gave up.
+void StoreServer::State::handleHeartbeat(Conn& c, Reader& r, bool abort) {
+  std::string note;
+  r.str(&note);
+  std::lock_guard<std::mutex> lock(mu);
+  RankRecord& rec = ranks[c.rank];
+  rec.last_heartbeat_ns = core::nowNs();
+  if (abort) {
+    rec.h.state = RankState::kAborted;
+    rec.changed_ns = rec.last_heartbeat_ns;
+    rec.h.note = note;
+  } else if (!note.empty()) {
+    rec.h.progress = note;
+  }
+}
+
+void StoreServer::State::handleHealth(Conn& c, Reader& r) {
+  int64_t id = 0;
+  r.i64(&id);
+  auto table = snapshot();
+  Writer w(MsgType::kHealthReply);
+  w.i64(id).u32(static_cast<uint32_t>(table.size()));
+  for (const auto& h : table)
+    w.u32(h.rank)
+        .u32(static_cast<uint32_t>(h.state))
+        .i64(h.ms_since_heartbeat)
+        .i64(h.ms_since_change)
+        .str(h.host)
+        .str(h.note)
+        .str(h.progress)
+        .str(h.addr);
+  reply(c, w);
+}
+
+void StoreServer::State::handleBye(Conn& c) {
+  c.said_bye = true;
+  if (c.role != 1) return;
+  std::lock_guard<std::mutex> lock(mu);
+  RankRecord& rec = ranks[c.rank];
+  if (rec.h.state != RankState::kAborted) rec.h.state = RankState::kDone;
+  rec.changed_ns = core::nowNs();
 }
 
 void StoreServer::State::onClose(Conn& c) {
