@@ -1,5 +1,6 @@
 // `ccscope analyze`: offline decomposition of a failed job's logs from all ranks into the
-// failing layer, culprit ranks/hosts/links, evidence and next step (DESIGN.md §5).
+// failing layer, culprit ranks/hosts/links, evidence and next step (docs/architecture.md,
+// "Diagnosis layers").
 #pragma once
 
 #include <CLI/CLI.hpp>

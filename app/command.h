@@ -1,5 +1,6 @@
 // A subcommand as the CLI sees it: the CLI11 node it registered and what running it means.
-// Each subcommand lives in its own app/<name>_command.cc and returns an exit code (DESIGN.md §6).
+// Each subcommand lives in its own app/<name>_command.cc and returns an exit code
+// (docs/architecture.md, "Exit codes").
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -12,7 +13,7 @@ struct Command {
   std::function<int()> run;
 };
 
-// Exit codes of every ccscope command (DESIGN.md §6).
+// Exit codes of every ccscope command (docs/architecture.md, "Exit codes").
 enum ExitCode : int {
   kExitOk = 0,
   kExitFailed = 1,        // a threshold, baseline or diagnosis failed

@@ -19,14 +19,13 @@ struct JobOptions {
   std::string ifname;             // tcp: interface to use
   int tcp_streams = 1;
   // shm: messages from this size go by one process_vm_readv instead of through the ring's
-  // slots ($CCSCOPE_SHM_SINGLE_COPY_FROM; 0 = the transport's own: 32 KiB with a core per
-  // rank, 64 KiB oversubscribed, as bench/single_copy_ab.sh measured).
+  // slots ($CCSCOPE_SHM_SINGLE_COPY_FROM; 0 = the transport's own threshold).
   size_t shm_single_copy_from = 0;
   bool bind_core = false;  // --bind core: local rank r on the r-th allowed CPU (core/affinity.h)
   std::vector<std::string> argv;
 };
 
-// Returns the process exit code (DESIGN.md §6).
+// Returns the process exit code (docs/architecture.md, "Exit codes").
 int runBenchRank(const bench::BenchConfig& cfg, const JobOptions& opts,
                  const launch::LaunchInfo& info);
 
