@@ -101,11 +101,11 @@ class SizeRunner {
   }
 
   // Before a backend's first size: the first few hundred runs of a fresh process or schedule
-  // are slow (connections, page tables, caches, the scheduler learning who wakes whom; at np 8
-  // on 2 cores up to 5x), which -w runs at one size do not cover. Batches of -w runs until
-  // kColdStartSeconds have passed on the slowest rank, or kColdStartBatches; every rank takes
-  // the same decision from the same reduced time, so all run the same collectives. -w 0
-  // means no warm-up at all.
+  // are slow (connections, page tables, caches, the scheduler learning who wakes whom;
+  // docs/performance.md, "Measuring on small shared machines"), which -w runs at one size do
+  // not cover. Batches of -w runs until kColdStartSeconds have passed on the slowest rank, or
+  // kColdStartBatches; every rank takes the same decision from the same reduced time, so all
+  // run the same collectives. -w 0 means no warm-up at all.
   Status coldStart() {
     if (cfg_.warmup <= 0) return Status::ok();
     int64_t t0 = core::nowNs();
@@ -181,6 +181,125 @@ size_t largestBuffer(const std::vector<SizePlan>& plans) {
   return need;
 }
 
+// One pair of buffers for the whole sweep: the first backend allocates it and the others share
+// it where they can.
+Status allocateRunners(const BenchConfig& cfg, const std::vector<CollectiveBackend*>& backends,
+                       size_t need, std::vector<SizeRunner>& runners) {
+  runners.reserve(backends.size());
+  for (CollectiveBackend* b : backends) {
+    if (b == backends.front() || !b->shareBuffers(*backends.front(), need))
+      CCSCOPE_RETURN_IF_ERROR(b->allocate(need, cfg.host_pages));
+    runners.emplace_back(cfg, *b);
+  }
+  return Status::ok();
+}
+
+// The backend that takes the first turn at the first point. Every rank must take the same
+// turns, so rank 0's draw is summed.
+core::Result<int64_t> drawFirstTurn(const BenchConfig& cfg,
+                                    const std::vector<CollectiveBackend*>& backends) {
+  if (backends.size() <= 1 || cfg.first_turn >= 0) return std::max<int64_t>(cfg.first_turn, 0);
+  const int64_t n = static_cast<int64_t>(backends.size());
+  std::vector<int64_t> draw{backends.front()->rank() == 0 ? (core::nowNs() / 1000) % n : 0};
+  CCSCOPE_RETURN_IF_ERROR(backends.front()->sumInts(draw, Deadline::afterSeconds(cfg.timeout_s)));
+  return draw[0];
+}
+
+// The all-to-allv plan of one point, or none for the other collectives.
+core::Result<std::unique_ptr<collectives::AlltoallvPlan>> alltoallvPlan(const BenchConfig& cfg,
+                                                                        int ranks, uint64_t count) {
+  if (cfg.collective != collectives::Collective::kAlltoallv)
+    return std::unique_ptr<collectives::AlltoallvPlan>();
+  CCSCOPE_ASSIGN_OR_RETURN(AlltoallvSpec spec, parseAlltoallvSpec(cfg.a2av));
+  CCSCOPE_ASSIGN_OR_RETURN(collectives::AlltoallvPlan p, makeAlltoallvPlan(spec, ranks, count));
+  return std::make_unique<collectives::AlltoallvPlan>(std::move(p));
+}
+
+// Measures every point of a sweep on every backend, in turns. With several backends, each point
+// is measured in two legs, the turns in one order and then in the reverse, each backend timing
+// half of the iterations in each leg, so that every backend has one early and one late turn and
+// a drift within the point (a shared machine's stalls late in a point) falls on all alike. The
+// order also rotates: the point at index p starts with backend (first + p) mod n, so no backend is
+// always first and last.
+class TurnDriver {
+ public:
+  TurnDriver(const BenchConfig& cfg, std::vector<SizeRunner>& runners, reports::ResultSink& sink,
+             int64_t first, int total)
+      : cfg_(cfg),
+        runners_(runners),
+        sink_(sink),
+        first_(first),
+        total_(total),
+        legs_(runners.size() > 1 ? 2 : 1),
+        split_(legs_ == 1 ? cfg.iters : (cfg.iters + 1) / 2),
+        start_(core::nowNs()) {}
+
+  // One point on every backend; a row is written when its backend's last leg ends. cold: the
+  // sweep's first point, where each backend runs its cold start.
+  Status measurePoint(const OpConfig& op, bool cold, bool skip) {
+    const size_t n = runners_.size();
+    for (int leg = 0; leg < legs_; ++leg)
+      for (size_t turn = 0; turn < n; ++turn) {
+        SizeRunner& runner = runners_[(first_ + point_ + (leg == 0 ? turn : n - 1 - turn)) % n];
+        if (leg == 0) CCSCOPE_RETURN_IF_ERROR(startTurn(runner, op, cold, skip));
+        CCSCOPE_RETURN_IF_ERROR(measureTurn(runner, op, leg));
+        if (leg == legs_ - 1) ++done_;
+      }
+    ++point_;
+    return Status::ok();
+  }
+
+  reports::RunSummary finish() {
+    summary_.avg_busbw_gbps = summary_.rows ? busbw_sum_ / summary_.rows : 0;
+    sink_.onProgress(done_, total_, elapsedSeconds());
+    return summary_;
+  }
+
+ private:
+  double elapsedSeconds() const { return (core::nowNs() - start_) / 1e9; }
+
+  Status startTurn(SizeRunner& runner, const OpConfig& op, bool cold, bool skip) {
+    sink_.onProgress(done_, total_, elapsedSeconds());
+    runner.skip_next_ = skip;
+    CCSCOPE_RETURN_IF_ERROR(runner.backend().prepare(op));
+    if (cold) CCSCOPE_RETURN_IF_ERROR(runner.coldStart());
+    return Status::ok();
+  }
+
+  // One backend's leg at a point, out-of-place and then in place as configured.
+  Status measureTurn(SizeRunner& runner, const OpConfig& op, int leg) {
+    CollectiveBackend& b = runner.backend();
+    auto geo = collectives::geometry(op.collective, op.count, b.size(), b.rank(), op.plan);
+    for (bool in_place : {false, true}) {
+      if (in_place ? !cfg_.in_place || !geo.in_place_supported : !cfg_.out_of_place) continue;
+      CCSCOPE_RETURN_IF_ERROR(runner.warmup(in_place));
+      CCSCOPE_RETURN_IF_ERROR(
+          runner.measureLeg(op, in_place, leg == 0 ? 0 : split_, leg == 0 ? split_ : cfg_.iters));
+      if (leg < legs_ - 1) continue;
+      CCSCOPE_ASSIGN_OR_RETURN(reports::Measurement m, runner.finish(in_place));
+      fillIdentity(m, cfg_, b, op, collectives::busbwFactor(cfg_.collective, b.size()));
+      busbw_sum_ += m.busbw_gbps;
+      summary_.wrong_total += std::max<int64_t>(0, m.wrong);
+      ++summary_.rows;
+      sink_.onMeasurement(m);
+    }
+    return Status::ok();
+  }
+
+  const BenchConfig& cfg_;
+  std::vector<SizeRunner>& runners_;
+  reports::ResultSink& sink_;
+  const int64_t first_;
+  const int total_;
+  const int legs_;
+  const int split_;  // the first leg's iterations
+  const int64_t start_;
+  size_t point_ = 0;
+  int done_ = 0;
+  double busbw_sum_ = 0;
+  reports::RunSummary summary_;
+};
+
 }  // namespace
 
 core::Result<size_t> bufferBytes(const BenchConfig& cfg, int ranks) {
@@ -194,92 +313,35 @@ core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
   const int ranks = backends.front()->size(), rank = backends.front()->rank();
   std::vector<uint64_t> sizes = sweepSizes(cfg);
   CCSCOPE_ASSIGN_OR_RETURN(std::vector<SizePlan> plans, planSizes(cfg, sizes, ranks));
-  const size_t need = largestBuffer(plans);
   std::vector<SizeRunner> runners;
-  runners.reserve(backends.size());
-  for (CollectiveBackend* b : backends) {
-    if (b == backends.front() || !b->shareBuffers(*backends.front(), need))
-      CCSCOPE_RETURN_IF_ERROR(b->allocate(need, cfg.host_pages));
-    runners.emplace_back(cfg, *b);
-  }
+  CCSCOPE_RETURN_IF_ERROR(allocateRunners(cfg, backends, largestBuffer(plans), runners));
   // Asked for huge pages and not given them: said once, above the figures it explains.
   if (std::string note = backends.front()->allocationNote(); !note.empty()) sink.onSection(note);
-  // Turns: with several backends, each point is measured in two legs, the turns in one order and
-  // then in the reverse, each backend timing half of the iterations in each leg, so that every
-  // backend has one early and one late turn and a drift within the point (a shared machine's
-  // stalls late in a point, docs/performance.md) falls on all alike. The order also rotates:
-  // the point at index p starts with backend (first + p) mod n, so no backend is always first
-  // and last. Every rank must take the same turns: rank 0's draw is summed.
-  int64_t first = std::max<int64_t>(cfg.first_turn, 0);
-  if (backends.size() > 1 && cfg.first_turn < 0) {
-    std::vector<int64_t> draw{rank == 0 ? (core::nowNs() / 1000) % int64_t(backends.size()) : 0};
-    CCSCOPE_RETURN_IF_ERROR(backends.front()->sumInts(draw, Deadline::afterSeconds(cfg.timeout_s)));
-    first = draw[0];
-  }
-  const int legs = backends.size() > 1 ? 2 : 1;
-  const int split = legs == 1 ? cfg.iters : (cfg.iters + 1) / 2;  // the first leg's iterations
-  size_t point = 0;
-  reports::RunSummary summary;
-  double busbw_sum = 0;
-  int64_t start = core::nowNs();
+  CCSCOPE_ASSIGN_OR_RETURN(int64_t first, drawFirstTurn(cfg, backends));
   // Data-movement collectives have no reduction: one pass, reported as redop "none".
   std::vector<core::ReduceOp> ops = cfg.ops;
   if (!collectives::isReduction(cfg.collective)) ops.resize(1);
-  int total = static_cast<int>(sizes.size() * cfg.dtypes.size() * ops.size() * backends.size()),
-      done = 0;
+  const int total =
+      static_cast<int>(sizes.size() * cfg.dtypes.size() * ops.size() * backends.size());
+  TurnDriver driver(cfg, runners, sink, first, total);
+  // Test-only fault injection (CCSCOPE_TESTONLY_MISMATCH) at the second size.
+  const SizePlan* injected =
+      cfg.mismatch_rank == rank ? &plans[std::min<size_t>(1, plans.size() - 1)] : nullptr;
   for (core::DataType dt : cfg.dtypes)
     for (core::ReduceOp rop : ops)
       for (const SizePlan& plan : plans) {
+        const bool inject = &plan == injected;
         uint64_t count =
             collectives::roundCount(cfg.collective, plan.bytes / core::dataTypeSize(dt), ranks);
-        std::unique_ptr<collectives::AlltoallvPlan> a2av;
-        if (cfg.collective == collectives::Collective::kAlltoallv) {
-          CCSCOPE_ASSIGN_OR_RETURN(AlltoallvSpec spec, parseAlltoallvSpec(cfg.a2av));
-          CCSCOPE_ASSIGN_OR_RETURN(collectives::AlltoallvPlan p,
-                                   makeAlltoallvPlan(spec, ranks, count));
-          a2av = std::make_unique<collectives::AlltoallvPlan>(std::move(p));
-        }
-        // Test-only fault injection (CCSCOPE_TESTONLY_MISMATCH) at the second size.
-        bool inject =
-            cfg.mismatch_rank == rank && &plan == &plans[std::min<size_t>(1, plans.size() - 1)];
+        CCSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<collectives::AlltoallvPlan> a2av,
+                                 alltoallvPlan(cfg, ranks, count));
         if (inject && cfg.mismatch_kind == "count") count += ranks;
         OpConfig op{cfg.collective, count, dt, rop, cfg.root, a2av.get()};
-        auto geo = collectives::geometry(op.collective, count, ranks, rank, op.plan);
-        // With several backends, each measures this size in turn before the next size; a row
-        // is written when its backend's last leg ends.
-        const size_t n = runners.size();
-        for (int leg = 0; leg < legs; ++leg)
-          for (size_t turn = 0; turn < n; ++turn) {
-            SizeRunner& runner = runners[(first + point + (leg == 0 ? turn : n - 1 - turn)) % n];
-            CollectiveBackend& backend = runner.backend();
-            if (leg == 0) {
-              sink.onProgress(done, total, (core::nowNs() - start) / 1e9);
-              runner.skip_next_ = inject && cfg.mismatch_kind == "skip";
-              CCSCOPE_RETURN_IF_ERROR(backend.prepare(op));
-              if (&plan == &plans.front() && dt == cfg.dtypes.front() && rop == ops.front()) {
-                CCSCOPE_RETURN_IF_ERROR(runner.coldStart());
-              }
-            }
-            for (bool in_place : {false, true}) {
-              if (in_place ? !cfg.in_place || !geo.in_place_supported : !cfg.out_of_place) continue;
-              CCSCOPE_RETURN_IF_ERROR(runner.warmup(in_place));
-              CCSCOPE_RETURN_IF_ERROR(runner.measureLeg(op, in_place, leg == 0 ? 0 : split,
-                                                        leg == 0 ? split : cfg.iters));
-              if (leg < legs - 1) continue;
-              CCSCOPE_ASSIGN_OR_RETURN(reports::Measurement m, runner.finish(in_place));
-              fillIdentity(m, cfg, backend, op, collectives::busbwFactor(cfg.collective, ranks));
-              busbw_sum += m.busbw_gbps;
-              summary.wrong_total += std::max<int64_t>(0, m.wrong);
-              ++summary.rows;
-              sink.onMeasurement(m);
-            }
-            if (leg == legs - 1) ++done;
-          }
-        ++point;
+        const bool cold = &plan == &plans.front() && dt == cfg.dtypes.front() && rop == ops.front();
+        CCSCOPE_RETURN_IF_ERROR(
+            driver.measurePoint(op, cold, inject && cfg.mismatch_kind == "skip"));
       }
-  summary.avg_busbw_gbps = summary.rows ? busbw_sum / summary.rows : 0;
-  sink.onProgress(done, total, (core::nowNs() - start) / 1e9);
-  return summary;
+  return driver.finish();
 }
 
 }  // namespace ccscope::bench
