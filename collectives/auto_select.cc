@@ -22,8 +22,8 @@ constexpr uint32_t kTagCalib = 0xCA11B;
 // switch from slot copies to single copies, and bandwidth-bound, up to 16 MiB while the time
 // budget allows (beyond the largest anchor measured, its ratio holds).
 constexpr double kAnchorBytes[] = {8, 256, 4096, 16384, 65536, 262144, 1 << 20, 4 << 20, 16 << 20};
-// Round 0 only warms up: the first runs of a schedule at a size are slower (by up to 5x at
-// 8 ranks on 2 cores) than the ones after; the median of the later three is the estimate.
+// Round 0 only warms up: the first runs of a schedule at a size are slower than the ones after
+// (docs/performance.md, "Measuring on small shared machines"); the later three's median counts.
 constexpr int kRounds = 4;
 constexpr double kBatchSeconds = 2e-3;  // small sizes: enough back-to-back runs to fill this
 constexpr int kMaxIters = 200, kMaxWarmIters = 20;
@@ -38,8 +38,7 @@ constexpr double kPruneFromBytes = 1 << 20;  // below, latency decides: a slow s
 // closeCandidates(): within this factor of the model's pick, at most this many, in this time.
 // timeClose(): a warm-up round and five timed rounds of batches filling 10 ms. Two close
 // algorithms differ by less than the anchors' spread, so the decision needs more runs than an
-// anchor's: with 3 rounds of one run each at 4 MiB, reduce-scatter's pick changed from one
-// process to the next although ring's rows were faster in most.
+// anchor's, or the pick changes from one process to the next.
 constexpr double kCloseFactor = 1.5;
 constexpr double kExtrapolatedCloseFactor = 4.0;
 constexpr double kExtrapolatedBeyond = 2.0;  // Corrections::extrapolated()
@@ -48,10 +47,8 @@ constexpr double kCloseBudgetSeconds = 0.5;
 constexpr int kCloseRounds = 6;
 // timeClose() takes fewer timed rounds, down to this many, when the warm-up round's runs show
 // that five would overrun the budget: the model's times beyond its last anchor can be 2-3x
-// short. (The 0.8-1.3 s the timing still takes at 64 MiB on 4 ranks is mostly one warm-up
-// call: recursive halving's first run there grows the scratch buffer to twice the input, and
-// allocating and faulting in 128 MiB on each of 4 ranks on 2 cores took 0.3-0.6 s. The rows
-// would pay it too if it were picked.)
+// short. The warm-up round itself is not capped: a schedule's first run may grow its scratch
+// buffer, a cost its rows would pay too if it were picked.
 constexpr int kMinCloseTimedRounds = 3;
 constexpr double kCloseBatchSeconds = 10e-3;
 
@@ -79,6 +76,129 @@ core::Result<double> shiftSeconds(transports::Transport& t, const transports::Me
   }
   return (core::nowNs() - t0) / 1e9 / rounds;
 }
+
+// measureCandidates() from one anchor to the next. Every decision (iterations, pruning, budget)
+// is taken from times already reduced over ranks, so all ranks take the same one and run the
+// same collectives.
+class AnchorMeasurer {
+ public:
+  AnchorMeasurer(std::vector<const AlgorithmInfo*> algos, int ranks, size_t elem,
+                 const CostParams& cost, const TimeAlgorithm& time,
+                 const std::function<Status(std::span<double>)>& max_over_ranks)
+      : algos_(std::move(algos)),
+        na_(algos_.size()),
+        ranks_(ranks),
+        elem_(elem),
+        cost_(cost),
+        time_(time),
+        max_over_ranks_(max_over_ranks),
+        last_(na_, 0.0) {
+    out_.ratio.reserve(na_);
+    for (const AlgorithmInfo* a : algos_) out_.ratio.emplace_back(a->name, std::vector<double>{});
+    out_.measured_to.assign(na_, 0.0);
+  }
+
+  // Times every candidate still in the running at `count` elements; false, with nothing run,
+  // when the runs would overrun the budget.
+  core::Result<bool> measure(uint64_t count) {
+    const double bytes = static_cast<double>(count * elem_);
+    AnchorPlan plan = planAnchor(bytes);
+    if (!out_.bytes.empty() && spent_ + plan.estimate > kBudgetSeconds) return false;
+    CCSCOPE_ASSIGN_OR_RETURN(std::vector<double> t, timeRounds(count, plan.iters));
+    record(count, bytes, plan.iters, t);
+    prev_bytes_ = bytes;
+    return true;
+  }
+
+  Corrections take() { return std::move(out_); }
+
+ private:
+  struct AnchorPlan {
+    std::vector<int> iters;  // per candidate, warm-up runs; 0: pruned
+    double estimate = 0;     // seconds all the anchor's runs would take
+  };
+
+  // At the first anchor the model predicts each run; after it, the previous anchor's time.
+  AnchorPlan planAnchor(double bytes) const {
+    const bool first = out_.bytes.empty();
+    AnchorPlan plan{std::vector<int>(na_, 0)};
+    for (size_t ai = 0; ai < na_; ++ai) {
+      if (!first && last_[ai] == 0) continue;
+      double per_op =
+          first ? algos_[ai]->cost(ranks_, bytes, cost_) : last_[ai] * bytes / prev_bytes_;
+      plan.iters[ai] = batch(per_op, kMaxWarmIters);
+      plan.estimate += kRounds * (batch(per_op, kMaxIters) + 1) * per_op;
+    }
+    return plan;
+  }
+
+  // t[round * na + algo]. Round 0 warms each candidate up, and its time (the slowest rank's)
+  // sets how many runs fill a batch; rounds 1-3 then take turns, forwards and backwards, so a
+  // slow spell of the machine is shared among the candidates instead of falling on one.
+  core::Result<std::vector<double>> timeRounds(uint64_t count, std::vector<int>& iters) {
+    for (size_t ai = 0; ai < na_; ++ai) {
+      if (iters[ai] == 0) continue;
+      CCSCOPE_ASSIGN_OR_RETURN(double warm, time_(*algos_[ai], count, iters[ai]));
+      CCSCOPE_RETURN_IF_ERROR(max_over_ranks_(std::span<double>(&warm, 1)));
+      spent_ += (iters[ai] + 1) * warm;
+      iters[ai] = batch(warm, kMaxIters);
+    }
+    std::vector<double> t(kRounds * na_, 0.0);
+    for (int round = 1; round < kRounds; ++round)
+      for (size_t k = 0; k < na_; ++k) {
+        const size_t ai = round % 2 ? k : na_ - 1 - k;
+        if (iters[ai] == 0) continue;
+        CCSCOPE_ASSIGN_OR_RETURN(t[round * na_ + ai], time_(*algos_[ai], count, iters[ai]));
+      }
+    CCSCOPE_RETURN_IF_ERROR(max_over_ranks_(t));  // a collective takes as long as its slowest rank
+    return t;
+  }
+
+  // The anchor's medians into the corrections and the table, then the pruning for the next one.
+  void record(uint64_t count, double bytes, const std::vector<int>& iters,
+              const std::vector<double>& t) {
+    out_.bytes.push_back(bytes);
+    out_.table += fmt::format("{}{} B:", out_.table.empty() ? "" : "\n", count * elem_);
+    double best = 0;
+    std::vector<double> growth;  // ratio here over ratio at the previous anchor, per candidate
+    for (size_t ai = 0; ai < na_; ++ai) {
+      std::vector<double>& ratio = out_.ratio[ai].second;
+      if (iters[ai] == 0) {
+        out_.table += fmt::format(" {} -", algos_[ai]->name);
+        continue;
+      }
+      std::vector<double> mine;
+      for (int round = 1; round < kRounds; ++round) mine.push_back(t[round * na_ + ai]);
+      last_[ai] = std::max(median(mine), 1e-9);
+      out_.measured_to[ai] = bytes;
+      for (int round = 1; round < kRounds; ++round) spent_ += (iters[ai] + 1) * t[round * na_ + ai];
+      double model = algos_[ai]->cost(ranks_, bytes, cost_);
+      ratio.push_back(model > 0 ? last_[ai] / model : 1.0);
+      if (ratio.size() > 1) growth.push_back(ratio.back() / ratio[ratio.size() - 2]);
+      out_.table += fmt::format(" {} {:.1f}", algos_[ai]->name, last_[ai] * 1e6);
+      best = best == 0 ? last_[ai] : std::min(best, last_[ai]);
+    }
+    // A pruned candidate keeps its distance: its ratio moves as the measured ones' did (the
+    // median), so a machine slowing down per byte beyond the caches slows it down too.
+    const double g = growth.empty() ? 1.0 : median(growth);
+    for (size_t ai = 0; ai < na_; ++ai)
+      if (iters[ai] == 0) out_.ratio[ai].second.push_back(out_.ratio[ai].second.back() * g);
+    for (size_t ai = 0; ai < na_; ++ai)
+      if (iters[ai] != 0 && bytes >= kPruneFromBytes && last_[ai] > kPruneFactor * best)
+        last_[ai] = 0;
+  }
+
+  const std::vector<const AlgorithmInfo*> algos_;
+  const size_t na_;
+  const int ranks_;
+  const size_t elem_;
+  const CostParams& cost_;
+  const TimeAlgorithm& time_;
+  const std::function<Status(std::span<double>)>& max_over_ranks_;
+  std::vector<double> last_;  // seconds per operation at the previous anchor; 0: pruned
+  double spent_ = 0, prev_bytes_ = 0;
+  Corrections out_;
+};
 
 }  // namespace
 
@@ -169,77 +289,14 @@ core::Result<Corrections> measureCandidates(
   std::vector<const AlgorithmInfo*> algos;
   for (const AlgorithmInfo& a : allAlgorithms())
     if (a.collective == measured) algos.push_back(&a);
-  Corrections out;
   std::vector<uint64_t> counts = anchorCounts(measured, ranks, elem, max_bytes);
-  if (ranks < 2 || algos.size() < 2 || counts.empty()) return out;
-  const size_t na = algos.size();
-  out.ratio.reserve(na);
-  for (const AlgorithmInfo* a : algos) out.ratio.emplace_back(a->name, std::vector<double>{});
-  out.measured_to.assign(na, 0.0);
-  // Every decision below (iterations, pruning, budget) is taken from times already reduced
-  // over ranks, so all ranks take the same one and run the same collectives.
-  std::vector<double> last(na, 0.0);  // seconds per operation at the previous anchor; 0: pruned
-  double spent = 0, prev_bytes = 0;
-  for (size_t ci = 0; ci < counts.size(); ++ci) {
-    const double bytes = static_cast<double>(counts[ci] * elem);
-    std::vector<int> iters(na, 0);  // 0: pruned
-    double estimate = 0;
-    for (size_t ai = 0; ai < na; ++ai) {
-      if (ci > 0 && last[ai] == 0) continue;
-      double per_op = ci == 0 ? algos[ai]->cost(ranks, bytes, cost) : last[ai] * bytes / prev_bytes;
-      iters[ai] = batch(per_op, kMaxWarmIters);
-      estimate += kRounds * (batch(per_op, kMaxIters) + 1) * per_op;
-    }
-    if (ci > 0 && spent + estimate > kBudgetSeconds) break;
-    // t[round * na + algo]. Round 0 warms each candidate up, and its time (the slowest rank's)
-    // sets how many runs fill a batch; rounds 1-3 then take turns, forwards and backwards, so a
-    // slow spell of the machine is shared among the candidates instead of falling on one.
-    std::vector<double> t(kRounds * na, 0.0);
-    for (size_t ai = 0; ai < na; ++ai) {
-      if (iters[ai] == 0) continue;
-      CCSCOPE_ASSIGN_OR_RETURN(double warm, time(*algos[ai], counts[ci], iters[ai]));
-      CCSCOPE_RETURN_IF_ERROR(max_over_ranks(std::span<double>(&warm, 1)));
-      spent += (iters[ai] + 1) * warm;
-      iters[ai] = batch(warm, kMaxIters);
-    }
-    for (int round = 1; round < kRounds; ++round)
-      for (size_t k = 0; k < na; ++k) {
-        const size_t ai = round % 2 ? k : na - 1 - k;
-        if (iters[ai] == 0) continue;
-        CCSCOPE_ASSIGN_OR_RETURN(t[round * na + ai], time(*algos[ai], counts[ci], iters[ai]));
-      }
-    CCSCOPE_RETURN_IF_ERROR(max_over_ranks(t));  // a collective takes as long as its slowest rank
-    out.bytes.push_back(bytes);
-    out.table += fmt::format("{}{} B:", out.table.empty() ? "" : "\n", counts[ci] * elem);
-    double best = 0;
-    std::vector<double> growth;  // ratio here over ratio at the previous anchor, per candidate
-    for (size_t ai = 0; ai < na; ++ai) {
-      std::vector<double>& ratio = out.ratio[ai].second;
-      if (iters[ai] == 0) {
-        out.table += fmt::format(" {} -", algos[ai]->name);
-        continue;
-      }
-      std::vector<double> mine;
-      for (int round = 1; round < kRounds; ++round) mine.push_back(t[round * na + ai]);
-      last[ai] = std::max(median(mine), 1e-9);
-      out.measured_to[ai] = bytes;
-      for (int round = 1; round < kRounds; ++round) spent += (iters[ai] + 1) * t[round * na + ai];
-      double model = algos[ai]->cost(ranks, bytes, cost);
-      ratio.push_back(model > 0 ? last[ai] / model : 1.0);
-      if (ratio.size() > 1) growth.push_back(ratio.back() / ratio[ratio.size() - 2]);
-      out.table += fmt::format(" {} {:.1f}", algos[ai]->name, last[ai] * 1e6);
-      best = best == 0 ? last[ai] : std::min(best, last[ai]);
-    }
-    // A pruned candidate keeps its distance: its ratio moves as the measured ones' did (the
-    // median), so a machine slowing down per byte beyond the caches slows it down too.
-    const double g = growth.empty() ? 1.0 : median(growth);
-    for (size_t ai = 0; ai < na; ++ai)
-      if (iters[ai] == 0) out.ratio[ai].second.push_back(out.ratio[ai].second.back() * g);
-    for (size_t ai = 0; ai < na; ++ai)
-      if (iters[ai] != 0 && bytes >= kPruneFromBytes && last[ai] > kPruneFactor * best)
-        last[ai] = 0;
-    prev_bytes = bytes;
+  if (ranks < 2 || algos.size() < 2 || counts.empty()) return Corrections{};
+  AnchorMeasurer anchors(std::move(algos), ranks, elem, cost, time, max_over_ranks);
+  for (uint64_t count : counts) {
+    CCSCOPE_ASSIGN_OR_RETURN(bool within_budget, anchors.measure(count));
+    if (!within_budget) break;
   }
+  Corrections out = anchors.take();
   out.seconds = (core::nowNs() - start) / 1e9;
   return out;
 }
