@@ -122,30 +122,57 @@ void Executor::recordStuckSend(transports::Transport& t, core::FlightEntry& fe) 
   if (stuck) fe.sendStuck(stuck->peer, stuck->len, stuck->bytes);
 }
 
-Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadline deadline,
-                     core::FlightEntry* fe) {
-  CCSCOPE_CHECK(sched_ != nullptr, "Executor::run before prepare");
-  const auto& ops = sched_->ops;
-  const bool corrupt = std::exchange(corrupt_, false);  // this run only, whatever happens
-  ++calls_;
+void Executor::resetRun() {
   done_ = 0;
   std::fill(ready_.begin(), ready_.end(), 0);
   std::fill(lane_cursor_.begin(), lane_cursor_.end(), 0);
   local_queue_.clear();
   outstanding_.clear();
   outstanding_op_.clear();
+  const auto& ops = sched_->ops;
   for (uint32_t i = 0; i < ops.size(); ++i) {
     remaining_[i] = ops[i].dep_count;
     if (remaining_[i] == 0) onReady(i);
   }
-  while (done_ < ops.size()) {
-    // Post every comm op whose turn came and whose inputs are ready.
-    for (size_t lane = 0; lane < lanes_.size(); ++lane) {
-      auto& order = lanes_[lane];
-      uint32_t& cur = lane_cursor_[lane];
-      while (cur < order.size() && ready_[order[cur]])
-        CCSCOPE_RETURN_IF_ERROR(postComm(t, bufs, order[cur++]));
+}
+
+Status Executor::postReadyComms(transports::Transport& t, const Buffers& bufs) {
+  for (size_t lane = 0; lane < lanes_.size(); ++lane) {
+    auto& order = lanes_[lane];
+    uint32_t& cur = lane_cursor_[lane];
+    while (cur < order.size() && ready_[order[cur]])
+      CCSCOPE_RETURN_IF_ERROR(postComm(t, bufs, order[cur++]));
+  }
+  return Status::ok();
+}
+
+Status Executor::releaseFinished(transports::Transport& t) {
+  for (size_t i = 0; i < outstanding_.size();) {
+    if (!t.requests().finished(outstanding_[i])) {
+      ++i;
+      continue;
     }
+    Status s = t.requests().release(outstanding_[i]);
+    uint32_t op = outstanding_op_[i];
+    outstanding_[i] = outstanding_.back();
+    outstanding_.pop_back();
+    outstanding_op_[i] = outstanding_op_.back();
+    outstanding_op_.pop_back();
+    if (!s.isOk()) return s;
+    markDone(op);
+  }
+  return Status::ok();
+}
+
+Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadline deadline,
+                     core::FlightEntry* fe) {
+  CCSCOPE_CHECK(sched_ != nullptr, "Executor::run before prepare");
+  const auto& ops = sched_->ops;
+  const bool corrupt = std::exchange(corrupt_, false);  // this run only, whatever happens
+  ++calls_;
+  resetRun();
+  while (done_ < ops.size()) {
+    CCSCOPE_RETURN_IF_ERROR(postReadyComms(t, bufs));
     if (!local_queue_.empty()) {
       uint32_t op = local_queue_.back();
       local_queue_.pop_back();
@@ -162,20 +189,7 @@ Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadli
       if (fe) recordStuckSend(t, *fe);
       return s.prepend(fmt::format("collective #{} step {} of {}", calls_, done_, ops.size()));
     }
-    for (size_t i = 0; i < outstanding_.size();) {
-      if (!t.requests().finished(outstanding_[i])) {
-        ++i;
-        continue;
-      }
-      Status s = t.requests().release(outstanding_[i]);
-      uint32_t op = outstanding_op_[i];
-      outstanding_[i] = outstanding_.back();
-      outstanding_.pop_back();
-      outstanding_op_[i] = outstanding_op_.back();
-      outstanding_op_.pop_back();
-      if (!s.isOk()) return s;
-      markDone(op);
-    }
+    CCSCOPE_RETURN_IF_ERROR(releaseFinished(t));
     if (fe) {  // once per wait, not per request: a failed wait keeps its peer for the report
       fe->doneWaiting();
       fe->progress(done_, core::TickClock::now());

@@ -37,9 +37,15 @@ class Executor {
   void corruptNextResult() { corrupt_ = true; }
 
  private:
+  // Before each run: no op done, the ops without dependencies ready.
+  void resetRun();
   void onReady(uint32_t op);
   void markDone(uint32_t op);
+  // Posts every comm op whose turn in its lane came and whose inputs are ready.
+  core::Status postReadyComms(transports::Transport& t, const Buffers& bufs);
   core::Status postComm(transports::Transport& t, const Buffers& bufs, uint32_t op);
+  // After a wait: releases the finished requests and marks their ops done.
+  core::Status releaseFinished(transports::Transport& t);
   // After a failed wait: the unfinished send that moved last longest ago, into the record.
   void recordStuckSend(transports::Transport& t, core::FlightEntry& fe) const;
   void runLocal(const Buffers& bufs, uint32_t op);
