@@ -1,0 +1,69 @@
+// What the transport conformance suite's two files share: the transports it runs on, the
+// fixture every case derives from, and the helpers of the rank bodies.
+#pragma once
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/check.h"
+#include "tests/transports/rank_runner.h"
+
+namespace ccscope::transports::conformance {
+
+inline constexpr char kSentinel = 0x5a;  // bytes a receive must not touch
+
+struct TransportCase {
+  const char* name;
+  int streams;
+};
+inline void PrintTo(const TransportCase& c, std::ostream* os) { *os << c.name << ":" << c.streams; }
+
+// A registered buffer that lives as long as the body.
+struct Buffer {
+  std::vector<char> data;
+  MemoryRegion mr;
+  Buffer(Transport& t, size_t len, char fill = 0) : data(std::max<size_t>(len, 1), fill) {
+    auto r = t.registerMemory(data.data(), len);
+    CCSCOPE_CHECK(r.isOk(), r.status().toString());
+    mr = *r;
+  }
+  char* at(size_t off) { return data.data() + off; }
+};
+
+inline bool contains(const core::Status& s, const std::string& what) {
+  return s.message().find(what) != std::string::npos;
+}
+
+// Waits for every request in order; the first failure wins (the rest are still waited for).
+inline core::Status waitAll(Transport& t, const std::vector<Request>& reqs,
+                            core::Deadline deadline) {
+  core::Status first;
+  for (const Request& r : reqs) {
+    core::Status s = t.wait(r, deadline);
+    if (first.isOk() && !s.isOk()) first = s;
+  }
+  return first;
+}
+
+inline std::string checkData(const char* buf, size_t len, uint64_t seed) {
+  int64_t bad = firstMismatch(buf, len, seed);
+  return bad < 0 ? "" : fmt::format("byte {} of {} differs (seed {})", bad, len, seed);
+}
+
+// One suite over both files, instantiated once (transport_conformance_test.cc) for every
+// transport.
+class TransportConformanceTest : public ::testing::TestWithParam<TransportCase> {
+ protected:
+  RankRunOptions options(int np) const {
+    RankRunOptions o = localRanks(GetParam().name, np);
+    o.options.streams = GetParam().streams;
+    return o;
+  }
+};
+
+}  // namespace ccscope::transports::conformance
