@@ -56,8 +56,8 @@ nlohmann::json toJson(const WaitProfile& p, const StragglerVerdict& v, const std
 // The sampling period for a rank sharing its host with `ranks_on_host` ranks (itself included)
 // on `cores` cores: kBaseSamplePeriod while each rank has a core; oversubscribed, that times
 // ceil(ranks/cores), so a host's samplers together wake each core no more often than with a core
-// per rank. Every wakeup preempts a rank that is copying: 8 ranks on 2 cores sampling every 5 ms
-// made all-to-all at 16 MiB 15% slower in a fast spell of the VM (docs/performance.md).
+// per rank. Every wakeup preempts a rank that is copying, which slows large oversubscribed
+// collectives (docs/performance.md, "Flight recorder and wait sampler cost").
 // CCSCOPE_WAIT_SAMPLE_PERIOD (a duration: 5ms, 0.02s) overrides it; a bad value is an error.
 inline constexpr std::chrono::microseconds kBaseSamplePeriod{5000};
 core::Result<std::chrono::microseconds> samplePeriod(int ranks_on_host, int cores);

@@ -44,10 +44,11 @@ class CollectiveBackend {
   virtual core::Status allocate(size_t max_bytes, core::HostPages pages) = 0;
   // Instead of allocate(): take `other`'s send and receive buffers (at least max_bytes each).
   // The backends of one sweep take turns and never run at once, so with several algorithms
-  // they share one pair, and each algorithm runs on the same pages. Each holding its own came
-  // to over 5 GiB at 8 ranks and 64 MiB, which the VM's host then took back in whole-VM freezes
-  // after the run (docs/performance.md). False where this backend cannot share them (another
-  // kind of memory, another transport): the caller then calls allocate().
+  // they share one pair, and each algorithm runs on the same pages. One pair each would hold
+  // gigabytes at 8 ranks and 64 MiB, which a VM's host takes back after the run in whole-VM
+  // freezes (docs/performance.md, "Measuring on small shared machines"). False where this
+  // backend cannot share them (another kind of memory, another transport): the caller then
+  // calls allocate().
   virtual bool shareBuffers(CollectiveBackend& /*other*/, size_t /*max_bytes*/) { return false; }
   // After allocate(): "" or one line the table shows above the figures (huge pages asked for
   // and not granted).

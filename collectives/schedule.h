@@ -4,7 +4,7 @@
 //
 // Matching rule the executor relies on: sends to one peer, and receives from one peer, are
 // posted in schedule order, and every schedule emits a pair's messages in the same order on
-// both sides (per-peer FIFO, DESIGN.md §3).
+// both sides (per-peer FIFO, docs/architecture.md, "Transport contract").
 #pragma once
 
 #include <cstdint>

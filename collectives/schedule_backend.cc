@@ -92,8 +92,9 @@ Status ScheduleBackend::ensureScratch(size_t bytes) {
 uint64_t ScheduleBackend::segmentElems(const OpConfig& cfg) const {
   size_t elem = core::dataTypeSize(cfg.dtype);
   size_t chunk_bytes = cfg.count * elem / std::max(1, size());
-  // Measured (docs/performance.md): two segments per chunk already overlap reduction with
-  // transfer; more segments only add per-message cost, most of all when oversubscribed.
+  // Two segments per chunk already overlap reduction with transfer; more segments only add
+  // per-message cost, most of all when oversubscribed (docs/performance.md, "Allreduce ring vs
+  // Open MPI").
   size_t min_seg = t_.caps().min_segment_bytes * (t_.oversubscribed() ? 2 : 1);
   size_t seg_bytes = opts_.segment_bytes ? opts_.segment_bytes
                                          : std::clamp(chunk_bytes / 2, min_seg,

@@ -1,8 +1,8 @@
 // Pinning a rank to one CPU (`ccscope bench --bind core`): local rank r takes the r-th CPU of
 // the set the process may run on, round robin, so with more ranks than cores the ranks that
-// share a core are fixed for the whole job. Measured with 2-4 ranks a core: the best
-// algorithm 0.94x at the median (0.61-1.15x), but no steadier from one process to the next
-// (docs/performance.md, seventh session), so it is an option, not the default.
+// share a core are fixed for the whole job. With 2-4 ranks a core it makes the figures no
+// steadier from one process to the next (docs/performance.md, "Algorithm family and --algo
+// auto"), so it is an option, not the default.
 #pragma once
 
 #include <vector>

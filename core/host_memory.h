@@ -14,9 +14,8 @@ namespace ccscope::core {
 // kHuge asks the kernel for 2 MiB transparent huge pages (madvise) on buffers of 2 MiB and
 // more; kBase leaves the kernel's default, which is 4 KiB pages unless THP is set to "always".
 // Large copies over 4 KiB pages spend much of their time on page-table walks and TLB misses
-// (and CMA pins every page): on the development VM both ours and Open MPI's shared-memory
-// collectives move 1.2-2.6x the bytes per second at 1-64 MiB on huge pages
-// (docs/performance.md, bench/compare_pages.sh).
+// (and CMA pins every page), so shared-memory collectives, ours and Open MPI's, move more bytes
+// per second at 1-64 MiB on huge pages (docs/performance.md, "Huge pages").
 enum class HostPages { kHuge, kBase };
 const char* hostPagesName(HostPages p);  // "huge", "base"
 

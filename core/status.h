@@ -26,7 +26,7 @@ enum class Code {
   kWrongResults,
 };
 
-// Diagnosis layers, bottom to top (DESIGN.md §5).
+// Diagnosis layers, bottom to top (docs/architecture.md, "Diagnosis layers").
 enum class Layer { kNone, kBootstrap, kHostNetwork, kRdma, kGpu, kLibrary, kApplication };
 
 const char* codeName(Code c);

@@ -1,6 +1,7 @@
 // Diagnosis: the plain-data verdict of `ccscope analyze` (offline, from logs) and of
-// `ccscope diagnose` (live probes). It names the failing layer (DESIGN.md §5), the culprit
-// ranks/hosts/links, the evidence that supports it, the next step, and the other findings ranked.
+// `ccscope diagnose` (live probes). It names the failing layer (docs/architecture.md,
+// "Diagnosis layers"), the culprit ranks/hosts/links, the evidence that supports it, the next
+// step, and the other findings ranked.
 #pragma once
 
 #include <nlohmann/json.hpp>

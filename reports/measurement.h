@@ -13,7 +13,7 @@ inline constexpr int kSchemaVersion = 1;
 
 // A latency histogram's buckets are a quarter octave wide: bucket k holds [2^(k/4), 2^((k+1)/4))
 // microseconds, 19% wide. Two times more than 19% apart never share a bucket, so modes one
-// context switch apart (4.8 and 8.3 us with 4 ranks on 2 cores) show as separate peaks.
+// context switch apart (docs/performance.md, "Small-message latency") show as separate peaks.
 inline constexpr int kHistBucketsPerOctave = 4;
 
 struct HistBucket {

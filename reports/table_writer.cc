@@ -13,7 +13,8 @@ void TableWriter::onRun(const RunMetadata& m) {
   fmt::print(
       out_,
       "#  Times in us; bandwidth in GB/s (1 GB/s = 10^9 B/s); p50/p99: per-iteration latency\n");
-  // Large-message figures differ up to 2.6x between page sizes (docs/performance.md).
+  // Large-message figures differ up to 2.6x between page sizes (docs/performance.md, "Huge
+  // pages").
   if (!m.host_pages.empty())
     fmt::print(out_, "#  {}\n",
                m.host_pages == "huge"

@@ -1,4 +1,5 @@
-// The one point-to-point interface every collective runs over (DESIGN.md §3).
+// The one point-to-point interface every collective runs over (docs/architecture.md,
+// "Transport contract").
 //
 // Semantics: messages between two ranks are matched in the order they were posted (per peer,
 // FIFO); the tag of a matched pair must agree, else both sides fail with an application-layer
@@ -31,7 +32,7 @@ struct Capabilities {
   bool one_sided_write = false;
   bool single_copy = false;
   // Pipeline segments smaller than this cost more in per-message overhead than they win in
-  // overlap (measured: see docs/performance.md).
+  // overlap (docs/performance.md, "Allreduce ring vs Open MPI").
   size_t min_segment_bytes = 64 * 1024;
 };
 

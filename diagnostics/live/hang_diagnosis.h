@@ -1,7 +1,8 @@
 // Live hang diagnosis: from what the store knows of every rank (gone, frozen, never joined,
 // alive with a progress snapshot) and what this rank saw fail, name the layer and the culprit
-// (DESIGN.md §5): a rank gone or stopped, ranks that disagree on the collective, the head of the
-// wait-for graph, or a link between two hosts that stopped carrying data.
+// (docs/architecture.md, "Diagnosis layers"): a rank gone or stopped, ranks that disagree on
+// the collective, the head of the wait-for graph, or a link between two hosts that stopped
+// carrying data.
 #pragma once
 
 #include <functional>

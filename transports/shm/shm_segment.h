@@ -92,10 +92,10 @@ class Segment {
   void ring_doorbell(bool force = false) const;
   // Maps ring `src`'s pages (all of them with src -1) into this process now, writable, and
   // allocates them in /dev/shm: the setup path takes the page faults, not the first messages.
-  // A 4 KiB message is the first to reach a slot's second page, and before this the --algo
-  // auto anchor at 4 KiB (8 ranks, the first 4 KiB messages of the process) measured
-  // recursive doubling at 2-4x its later time. False where the kernel cannot (before 5.14,
-  // MADV_POPULATE_WRITE) or /dev/shm is full: the pages are then faulted in as they are used.
+  // A 4 KiB message is the first to reach a slot's second page: faulting it in then would
+  // make the first 4 KiB messages of a process (--algo auto's anchor) look 2-4x slower. False
+  // where the kernel cannot (before 5.14, MADV_POPULATE_WRITE) or /dev/shm is full: the pages
+  // are then faulted in as they are used.
   bool prefault(int src = -1) const;
 
  private:

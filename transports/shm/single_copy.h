@@ -8,10 +8,9 @@ namespace ccscope::transports::shm {
 
 // With a core per rank the receiver is running when the sender posts, so the rendezvous costs
 // one handshake, and one copy from the sender's buffer beats two through slots that the other
-// core has just written (on this VM's slow spells, when a dirty 8 KiB block takes 2.5-4.7
-// instead of 0.5-1.3 us to cross between cores, 3.5x at 32 KiB). Oversubscribed, the eager
-// slots let a sender finish without its receiver being scheduled, and 32 KiB by single copy
-// measured up to 2x slower (docs/performance.md, bench/single_copy_ab.sh).
+// core has just written, most of all when cache lines are slow to cross between cores.
+// Oversubscribed, the eager slots let a sender finish without its receiver being scheduled, and
+// 32 KiB by single copy is slower (docs/performance.md, "Shared-memory single-copy threshold").
 inline constexpr size_t kSingleCopyFromCorePerRank = 32 * 1024;
 inline constexpr size_t kSingleCopyFromOversubscribed = 64 * 1024;
 
