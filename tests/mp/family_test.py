@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The algorithm family end to end (issue #3): every collective with every algorithm
+"""The algorithm family end to end (ctest label `mp`): every collective with every algorithm
 (`--algo all`), dtypes int32, float, bfloat16 and double, every reduction that applies, sizes
 whose element counts divide by nothing in particular (4 B .. 2 MiB, factor 9: several pipeline
 segments at the top), in and out of place, checked exactly: #wrong must be 0 everywhere.
@@ -8,16 +8,19 @@ segments at the top), in and out of place, checked exactly: #wrong must be 0 eve
     auto T N        `--algo auto` for every collective on N ranks: exact rows, each saying which
                     algorithm it ran and why (predicted times, cheapest first), calibration < 2 s
     interleave T N  `--algo all,auto --interleave`: at every size each algorithm's row (out of
-                    place, then in place) in --algo order, each size starting one algorithm further on
-                    than the last, before the next size, all exact, the
-                    table naming each row's algorithm, one waits record for the whole sweep
+                    place, then in place) in --algo order, each size starting one algorithm
+                    further on than the last, before the next size, all exact, the table naming
+                    each row's algorithm, one waits record for the whole sweep
 """
 import os
 import re
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mplib import check, log, main, read_jsonl, split_records  # noqa: E402
+
+from labcommon import check, log, read_jsonl  # noqa: E402
+from mplib import main, split_records  # noqa: E402
 
 RUN_TIMEOUT = 240
 DTYPES = ["int32", "float", "bfloat16", "double"]
@@ -25,7 +28,7 @@ OPS = ["sum", "prod", "min", "max", "avg"]
 REDUCING = {"allreduce", "reducescatter"}
 COLLECTIVES = ["allreduce", "reducescatter", "allgather", "broadcast", "alltoall", "alltoallv",
                "sendrecv"]
-# nccl-tests' bus-bandwidth factors, as issue #3 states them
+# nccl-tests' bus-bandwidth factors
 BUSBW_FACTOR = {"allreduce": lambda n: 2 * (n - 1) / n, "broadcast": lambda n: 1.0,
                 "sendrecv": lambda n: 1.0}
 
@@ -106,7 +109,8 @@ def case_auto(h, binary, mpirun, transport, n):
             times = [float(t) for _, t in predicted]
             check(times == sorted(times), f"{coll}: predictions not cheapest first: {explained}")
             if timed:
-                check(timed[0][0] == picked, f"{coll}: the pick is not the fastest timed: {explained}")
+                check(timed[0][0] == picked,
+                      f"{coll}: the pick is not the fastest timed: {explained}")
                 check([float(t) for _, t in timed] == sorted(float(t) for _, t in timed),
                       f"{coll}: timed candidates not fastest first: {explained}")
                 check(predicted[0][0] in [a for a, _ in timed] and len(timed) >= 2,
@@ -176,7 +180,5 @@ def case_interleave(h, binary, mpirun, transport, n):
             f"{len(algos)} algorithms in turn at {len(set(keys))} sizes")
 
 
-CASES = {"family": case_family, "auto": case_auto, "interleave": case_interleave}
-
 if __name__ == "__main__":
-    sys.exit(main(CASES))
+    sys.exit(main(globals()))

@@ -1,4 +1,5 @@
-"""Helpers for the multi-process end-to-end tests (ctest label `mp`).
+"""The lab of the multi-process end-to-end tests (ctest label `mp`): the harness that starts and
+reaps a test's processes, the bench command lines, and the checks of a sweep's JSON Lines.
 
 Standard library only. Every process a test starts carries a per-test marker variable in its
 environment (inherited by the ranks that `--np`, mpirun or a torchrun-style start creates), so
@@ -16,7 +17,9 @@ import tempfile
 import time
 import uuid
 
-SKIP = 77  # ctest SKIP_RETURN_CODE
+from labcommon import (SKIP, DeadlineExpired, SkipTest, TestFailure, alive,
+                       all_pids, arm_deadline, case_arguments, cases_in, check, clean_env,
+                       disarm_deadline, log, proc_environ, read_bytes, read_jsonl, torchrun_env)
 
 DTYPES = ["int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "bfloat16", "float",
           "double"]
@@ -25,28 +28,43 @@ DTYPE_SIZE = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint6
 OPS = ["sum", "prod", "min", "max", "avg"]
 
 MARKER_VAR = "CCSCOPE_MPTEST_MARKER"
-
-
-class TestFailure(Exception):
-    pass
-
-
-class DeadlineExpired(Exception):
-    pass
-
-
-def log(msg):
-    sys.stdout.write(f"[mp {time.strftime('%H:%M:%S')}] {msg}\n")
-    sys.stdout.flush()
-
-
-def check(cond, msg):
-    if not cond:
-        raise TestFailure(msg)
+ITERS = ["-n", "2", "-w", "1"]
+RUN_TIMEOUT = 120  # seconds for one healthy run on a busy 2-core machine
 
 
 # --------------------------------------------------------------------------------------------
-# Sizes and expected rows
+# Command lines
+
+
+def bench(binary, *args):
+    return [binary, "bench", "allreduce", *[str(a) for a in args]]
+
+
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def need_mpirun(mpirun, n=4):
+    """`mpirun ... -np n`, or a skip where there is no mpirun."""
+    if not mpirun or not os.access(mpirun, os.X_OK):
+        raise SkipTest("mpirun not found")
+    return [mpirun, "--allow-run-as-root", "--oversubscribe", "-np", str(n)]
+
+
+def start_torchrun(h, argv, world, label="rank"):
+    """`world` torchrun-style ranks on this host, one process each."""
+    port = free_port()
+    token = uuid.uuid4().hex
+    return [h.start(argv, torchrun_env(r, world, port, token), label=f"{label}{r}")
+            for r in range(world)], port
+
+
+# --------------------------------------------------------------------------------------------
+# Sizes and rows
 
 
 def parse_size(text):
@@ -72,67 +90,20 @@ def sweep_sizes(minb, maxb, factor=2.0, step=0):
 
 def expected_keys(sizes, dtypes, ops):
     """Set of (bytes, dtype, redop, in_place) a sweep must produce (one row each)."""
-    keys = set()
-    for s in sizes:
-        for d in dtypes:
-            es = DTYPE_SIZE[d]
-            for o in ops:
-                for ip in (False, True):
-                    keys.add(((s // es) * es, d, o, ip))
-    return keys
+    return {((s // DTYPE_SIZE[d]) * DTYPE_SIZE[d], d, o, ip)
+            for s in sizes for d in dtypes for o in ops for ip in (False, True)}
 
 
 def expected_row_count(sizes, dtypes, ops):
     return len(sizes) * len(dtypes) * len(ops) * 2
 
 
-# --------------------------------------------------------------------------------------------
-# JSON Lines
-
-
-def read_jsonl(path, allow_partial_last=False):
-    """Parses a JSON Lines file; every line must be a complete JSON object ending in a newline."""
-    check(os.path.exists(path), f"JSON Lines file {path} was not written")
-    with open(path, "rb") as f:
-        data = f.read()
-    text = data.decode("utf-8", errors="strict")
-    lines = text.split("\n")
-    tail = lines.pop()  # text after the last newline
-    if tail and not allow_partial_last:
-        raise TestFailure(f"{path}: last line is not terminated by a newline: {tail[:200]!r}")
-    recs = []
-    for i, line in enumerate(lines, 1):
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise TestFailure(f"{path}:{i}: not valid JSON ({e}): {line[:200]!r}")
-        check(isinstance(rec, dict), f"{path}:{i}: not a JSON object")
-        recs.append(rec)
-    return recs
-
-
-def count_result_lines(path):
-    """Number of complete result records in a file being written (tolerates a partial tail)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        return 0
-    n = 0
-    for line in data.split(b"\n")[:-1]:
-        try:
-            if json.loads(line).get("type") == "result":
-                n += 1
-        except ValueError:
-            pass
-    return n
-
-
 def split_records(recs, path="json"):
+    """(run record, result rows) of a sweep; everything else must be a waits or diagnosis."""
     check(recs, f"{path}: empty")
     check(recs[0].get("type") == "run", f"{path}: first record is not type 'run': {recs[0]}")
     # Results, each algorithm's sweep closed by its wait profile ("waits"); a failed run ends
-    # with its diagnosis record (issue 5); nothing else.
+    # with its diagnosis record; nothing else.
     body = [r for r in recs[1:] if r.get("type") != "diagnosis"]
     tail = recs[1 + len(body):]
     for i, r in enumerate(body, 2):
@@ -156,8 +127,10 @@ def check_result_row(r, where, *, ranks, transport, algorithm="ring", iters=None
     for k in ("min", "p50", "p90", "p99", "max"):
         check(k in r["lat_us"], f"{where}: lat_us lacks '{k}': {r}")
     check(r["collective"] == "allreduce", f"{where}: collective {r['collective']!r}")
-    check(r["algorithm"] == algorithm, f"{where}: algorithm {r['algorithm']!r}, expected {algorithm!r}")
-    check(r["transport"] == transport, f"{where}: transport {r['transport']!r}, expected {transport!r}")
+    check(r["algorithm"] == algorithm,
+          f"{where}: algorithm {r['algorithm']!r}, expected {algorithm!r}")
+    check(r["transport"] == transport,
+          f"{where}: transport {r['transport']!r}, expected {transport!r}")
     check(r["ranks"] == ranks, f"{where}: ranks {r['ranks']}, expected {ranks}")
     check(r["dtype"] in DTYPE_SIZE, f"{where}: unknown dtype {r['dtype']!r}")
     check(r["count"] * DTYPE_SIZE[r["dtype"]] == r["bytes"],
@@ -173,64 +146,53 @@ def row_key(r):
     return (r["bytes"], r["dtype"], r["redop"], r["in_place"])
 
 
-# --------------------------------------------------------------------------------------------
-# Processes
+def verify_sweep(h, p, rc, json_path, *, transport, ranks, sizes, dtypes, ops, iters=2,
+                 algorithm="ring", expect_rc=0):
+    """A finished sweep: exit code, one row per (size, dtype, op, placement), all exact."""
+    check(rc == expect_rc, f"exit code {rc}, expected {expect_rc}\n{h.describe(p)}")
+    run, results = split_records(read_jsonl(json_path), json_path)
+    check(run.get("ranks") == ranks, f"run record ranks {run.get('ranks')}, expected {ranks}")
+    check(run.get("transport") == transport,
+          f"run record transport {run.get('transport')!r}, expected {transport!r}")
+    want_n = expected_row_count(sizes, dtypes, ops)
+    check(len(results) == want_n, f"{len(results)} result rows, expected {want_n} "
+          f"({len(sizes)} sizes x {len(dtypes)} dtypes x {len(ops)} ops x 2 placements)")
+    for i, r in enumerate(results, 2):
+        check_result_row(r, f"{json_path}:{i}", ranks=ranks, transport=transport,
+                         algorithm=algorithm, iters=iters)
+    got = {row_key(r) for r in results}
+    want = expected_keys(sizes, dtypes, ops)
+    check(got == want, f"row keys differ from expected: missing {sorted(want - got)[:10]}, "
+          f"unexpected {sorted(got - want)[:10]}")
+    if expect_rc == 0:
+        bad = [r for r in results if r["wrong"] != 0]
+        check(not bad, f"{len(bad)} rows with wrong != 0, e.g. "
+              f"{[(row_key(r), r['wrong']) for r in bad[:5]]}\n{h.describe(p)}")
+        check("# Out of bounds values : 0 OK" in h.stdout(p),
+              f"table footer does not say '# Out of bounds values : 0 OK'\n{h.describe(p)}")
+    return run, results
 
 
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def _read(path):
+def run_diagnose(h, binary, np_, *args, env=None, label=None, timeout=RUN_TIMEOUT, launcher=None):
+    """`ccscope diagnose --np N` (or N ranks under `launcher`): (exit code, rank 0's report, its
+    --json record, process)."""
+    js = h.path(f"{label or 'diag'}.json")
+    argv = [binary, "diagnose", "--json", js, *[str(a) for a in args]]
+    argv = launcher + argv if launcher else argv[:2] + ["--np", str(np_)] + argv[2:]
+    rc, out, _, p = h.run(argv, timeout, extra_env=env, label=label)
+    rec = None
     try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError:
-        return None
+        with open(js) as f:
+            rec = json.load(f)
+    except (OSError, ValueError):
+        pass
+    check(rc in (0, 1, 3), f"diagnose exit code {rc}\n{h.describe(p)}")
+    check(isinstance(rec, dict), f"no diagnosis record in {js}\n{h.describe(p)}")
+    return rc, out, rec, p
 
 
-def proc_environ(pid):
-    data = _read(f"/proc/{pid}/environ")
-    if data is None:
-        return {}
-    env = {}
-    for kv in data.split(b"\0"):
-        if b"=" in kv:
-            k, v = kv.split(b"=", 1)
-            env[k.decode(errors="replace")] = v.decode(errors="replace")
-    return env
-
-
-def proc_stat(pid):
-    """(state, ppid) of a process, or None when it is gone."""
-    data = _read(f"/proc/{pid}/stat")
-    if data is None:
-        return None
-    s = data.decode(errors="replace")
-    rest = s[s.rfind(")") + 2:].split()
-    return rest[0], int(rest[1])
-
-
-def alive(pid):
-    st = proc_stat(pid)
-    return st is not None and st[0] not in ("Z", "X")
-
-
-def all_pids():
-    return [int(p) for p in os.listdir("/proc") if p.isdigit()]
-
-
-def children_of(ppid):
-    out = []
-    for pid in all_pids():
-        st = proc_stat(pid)
-        if st and st[1] == ppid:
-            out.append(pid)
-    return out
+# --------------------------------------------------------------------------------------------
+# The harness
 
 
 class Harness:
@@ -246,15 +208,8 @@ class Harness:
     def path(self, name):
         return os.path.join(self.tmp, name)
 
-    def env(self, extra=None, clean_launch_env=True):
-        env = dict(os.environ)
-        if clean_launch_env:
-            # Whatever ctest was started under must not turn our processes into ranks of it.
-            for k in list(env):
-                if (k.startswith(("OMPI_", "PMIX_", "PMI_", "SLURM_", "CCSCOPE_", "TORCHELASTIC_"))
-                        or k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
-                                 "MASTER_ADDR", "MASTER_PORT")):
-                    del env[k]
+    def env(self, extra=None):
+        env = clean_env()  # ctest's own launcher must not turn our processes into its ranks
         env[MARKER_VAR] = self.marker
         if extra:
             env.update(extra)
@@ -277,11 +232,11 @@ class Harness:
 
     @staticmethod
     def stdout(p):
-        return (_read(p.out_path) or b"").decode(errors="replace")
+        return (read_bytes(p.out_path) or b"").decode(errors="replace")
 
     @staticmethod
     def stderr(p):
-        return (_read(p.err_path) or b"").decode(errors="replace")
+        return (read_bytes(p.err_path) or b"").decode(errors="replace")
 
     def wait(self, p, timeout):
         """Waits for p; on timeout kills its tree and fails the test."""
@@ -302,13 +257,8 @@ class Harness:
 
     def marked_pids(self):
         me = os.getpid()
-        out = []
-        for pid in all_pids():
-            if pid == me:
-                continue
-            if proc_environ(pid).get(MARKER_VAR) == self.marker and alive(pid):
-                out.append(pid)
-        return out
+        return [pid for pid in all_pids() if pid != me
+                and proc_environ(pid).get(MARKER_VAR) == self.marker and alive(pid)]
 
     def leftovers(self, grace=3.0):
         """Processes of this test still alive after `grace` seconds."""
@@ -349,63 +299,51 @@ class Harness:
                 f"\n--- stdout tail ---\n{self.stdout(p)[-2000:]}")
 
 
-def main(cases, argv=None):
-    """Runs one case: mp_test.py --ccscope BIN [--mpirun M] [--deadline S] CASE [ARGS...]."""
-    import argparse
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--ccscope", required=True)
-    ap.add_argument("--mpirun", default="")
-    ap.add_argument("--deadline", type=float, default=120.0)
-    ap.add_argument("case", choices=sorted(cases))
-    ap.add_argument("args", nargs="*")
-    a = ap.parse_args(argv)
+def run_case(h, a, cases):
+    """Runs one case in harness h; its exit code (0 pass, 1 fail, SKIP)."""
+    t0 = time.monotonic()
+    what = f"{a.case} {' '.join(a.args)}"
+    try:
+        cases[a.case](h, os.path.abspath(a.ccscope), a.mpirun, *a.args)
+        left = h.leftovers()
+        check(not left, f"processes outlived the test's launcher(s): pids {left}")
+        log(f"PASS {what} in {time.monotonic() - t0:.1f} s")
+        return 0
+    except SkipTest as e:
+        log(f"SKIP {a.case}: {e}")
+        return SKIP
+    except TestFailure as e:
+        log(f"FAIL {what}: {e}")
+    except DeadlineExpired as e:
+        log(f"FAIL {what}: {e}")
+        for p in h.procs:
+            log(f"  {p.label}: {h.describe(p)}")
+    return 1
 
-    check_bin = os.path.abspath(a.ccscope)
-    if not os.access(check_bin, os.X_OK):
-        print(f"ccscope binary {check_bin} is not executable", file=sys.stderr)
+
+def main(namespace, argv=None):
+    """Runs one case_CASE function of namespace (a test script's globals()):
+    SCRIPT --ccscope BIN [--mpirun M] [--deadline S] CASE [ARGS...]."""
+    cases = cases_in(namespace)
+    a = case_arguments(cases, argv)
+    binary = os.path.abspath(a.ccscope)
+    if not os.access(binary, os.X_OK):
+        print(f"ccscope binary {binary} is not executable", file=sys.stderr)
         return 1
     h = Harness(a.case)
-
-    def on_alarm(signum, frame):
-        raise DeadlineExpired()
 
     def on_term(signum, frame):
         h.kill_all()
         sys.exit(128 + signum)
 
-    signal.signal(signal.SIGALRM, on_alarm)
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGINT, on_term)
-    signal.setitimer(signal.ITIMER_REAL, a.deadline)
-    t0 = time.monotonic()
-    rc = 0
-    passed = False
+    arm_deadline(a.deadline, on_term)
     try:
-        cases[a.case](h, check_bin, a.mpirun, *a.args)
-        left = h.leftovers()
-        check(not left, f"processes outlived the test's launcher(s): pids {left}")
-        log(f"PASS {a.case} {' '.join(a.args)} in {time.monotonic() - t0:.1f} s")
-        passed = True
-    except SkipTest as e:
-        log(f"SKIP {a.case}: {e}")
-        rc = SKIP
-    except TestFailure as e:
-        log(f"FAIL {a.case} {' '.join(a.args)}: {e}")
-        rc = 1
-    except DeadlineExpired:
-        log(f"FAIL {a.case} {' '.join(a.args)}: test deadline of {a.deadline:.0f} s expired")
-        for p in h.procs:
-            log(f"  {p.label}: {h.describe(p)}")
-        rc = 1
+        rc = run_case(h, a, cases)
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        disarm_deadline()
         h.kill_all()
-    if passed and not os.environ.get("CCSCOPE_MPTEST_KEEP"):
+    if rc == 0 and not os.environ.get("CCSCOPE_MPTEST_KEEP"):
         shutil.rmtree(h.tmp, ignore_errors=True)
     else:
         log(f"work files kept in {h.tmp}")
     return rc
-
-
-class SkipTest(Exception):
-    pass

@@ -10,8 +10,11 @@ import signal
 import sys
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mplib import (check, children_of, log, main, proc_environ, read_jsonl)  # noqa: E402
+
+from labcommon import check, log, rank_pids, read_jsonl  # noqa: E402
+from mplib import main  # noqa: E402
 
 RUN_TIMEOUT = 120
 SWEEP = ["-b", "1M", "-e", "8M", "-f", "2", "-n", "20", "-w", "2", "--timeout", "60s"]
@@ -24,20 +27,6 @@ def argv(binary, transport, n, js):
 
 def waits_records(js):
     return [r for r in read_jsonl(js) if r.get("type") == "waits"]
-
-
-def rank_pids(launcher_pid, n, limit=20):
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        ranks = {}
-        for pid in children_of(launcher_pid):
-            r = proc_environ(pid).get("CCSCOPE_RANK")
-            if r is not None:
-                ranks[int(r)] = pid
-        if len(ranks) == n:
-            return ranks
-        time.sleep(0.05)
-    check(False, f"the launcher did not start {n} ranks within {limit} s")
 
 
 def case_straggler(h, binary, mpirun, transport, n, victim):
@@ -64,7 +53,8 @@ def case_straggler(h, binary, mpirun, transport, n, victim):
           f"straggler {w['straggler']}, expected rank {victim}: blocked share "
           f"{w['blocked_share']}, waited share {w['waited_share']}, samples {w['samples']}")
     out = h.stdout(p)
-    check(f"straggler: rank {victim}:" in out, f"the table does not name rank {victim}\n{out[-2000:]}")
+    check(f"straggler: rank {victim}:" in out,
+          f"the table does not name rank {victim}\n{out[-2000:]}")
     log(f"rank {victim} of {n} over {transport} stopped {stutters} times: named; {w['verdict']}")
 
 
@@ -83,7 +73,5 @@ def case_healthy(h, binary, mpirun, transport, n):
         f"{[round(x, 2) for x in w['blocked_share']]}")
 
 
-CASES = {"straggler": case_straggler, "healthy": case_healthy}
-
 if __name__ == "__main__":
-    sys.exit(main(CASES))
+    sys.exit(main(globals()))
