@@ -1,5 +1,5 @@
 // What one operation costs the flight recorder, measured alone (the end-to-end on/off comparison
-// of bench/flight_overhead.sh cannot resolve a few nanoseconds on a noisy shared VM): the calls
+// of `perf/compare.sh flight` cannot resolve a few nanoseconds on a noisy shared VM): the calls
 // the executor makes for an 8 B recursive-doubling allreduce on 2 ranks (begin, one blocking
 // wait: whom it waits on, done waiting, progress; end), with the bookkeeping clock ticking as it
 // does in `bench` and without.

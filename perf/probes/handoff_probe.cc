@@ -1,8 +1,8 @@
 // Core-to-core handoff probe: one thread on CPU A writes a block and raises a flag, a thread on
 // CPU B copies the block out and lowers it, N times; prints the round trip. This is what the shm
 // transport's slot path costs beyond its copies, and on a VM it moves with where the host runs
-// the two vCPUs (docs/performance.md, seventh session: 0.75 us in fast spells, 3.2 us in slow
-// ones, for 8 KiB). Usage: ccscope-handoff-probe [BYTES=8192] [ROUNDS=200000] [CPU_A=0] [CPU_B=1]
+// the two vCPUs (docs/performance.md, "Measuring on small shared machines").
+// Usage: ccscope-handoff-probe [BYTES=8192] [ROUNDS=200000] [CPU_A=0] [CPU_B=1]
 #include <pthread.h>
 #include <sched.h>
 

@@ -1,7 +1,8 @@
 // memcpy bandwidth probe: the ceiling a single-copy shared-memory transport works against.
-// Prints JSON Lines ({"type":"result","collective":"memcpy","bytes":..,"busbw_gbps":..}) so
-// bench/compare_summary.py reads it like any other run. Usage: ccscope-memcpy-probe MIN MAX [ITERS]
-// (HUGEPAGES=off: base pages, as `ccscope bench --hugepages off`).
+// Prints JSON Lines ({"type":"result","collective":"memcpy","bytes":..,"busbw_gbps":..}) so the
+// summaries of `perf/compare.sh mpi` and `pages` read it like any other run.
+// Usage: ccscope-memcpy-probe MIN MAX [ITERS] (HUGEPAGES=off: base pages, as `ccscope bench
+// --hugepages off`).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
