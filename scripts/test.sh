@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Set up, build, and run every test: unit tests, multi-process tests (real ranks, mpirun,
-# killed and stopped ranks), the HTML report in headless Chromium, faults injected between
-# network-namespace hosts, and a short fuzz run of the log parsers.
+# Set up, build, and run every test: unit tests (the real-logs corpus among them), multi-process
+# tests (real ranks, mpirun, killed and stopped ranks), the HTML report in headless Chromium,
+# faults injected between network-namespace hosts, a short fuzz run of the log parsers, and the
+# static checks (clang-format, clang-tidy, file and function size: scripts/check-code.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh"
@@ -15,3 +16,4 @@ ctest -L netns --output-on-failure --timeout 900
 if [ "${CCSCOPE_SKIP_FUZZ:-0}" != 1 ]; then
   "$root/scripts/fuzz-analyze.sh" "${CCSCOPE_FUZZ_SECONDS:-30}"
 fi
+"$root/scripts/check-code.sh" ${CCSCOPE_CHECK_CODE_ARGS:-}

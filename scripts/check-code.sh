@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Static checks of the tree, run by scripts/test.sh after the build:
+#   1. clang-format --dry-run -Werror over every tracked C++ file (.clang-format);
+#   2. scripts/check_shape.py: files at most 400 lines, Python and shell functions at most 60;
+#   3. clang-tidy over every translation unit of the build: readability-function-size (C++
+#      functions at most 60 lines, as clang's AST spans them) everywhere, and the rest of
+#      .clang-tidy's checks on the files changed since a base commit, or on all files.
+# Usage: scripts/check-code.sh [--all | --base REF] [--build DIR] [--jobs N]
+#   default: --all (every file gets every check); --base origin/main checks only what changed.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build="$root/build" base="" jobs=$(nproc)
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --all) base="" ;;
+    --base) base=$2; shift ;;
+    --build) build=$(cd "$2" && pwd); shift ;;
+    --jobs) jobs=$2; shift ;;
+    *) echo "check-code: unknown argument '$1' (see the usage in $0)" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ -f "$build/compile_commands.json" ] ||
+  { echo "check-code: no $build/compile_commands.json: build first (scripts/build.sh)" >&2; exit 2; }
+cd "$root"
+status=0
+
+echo "check-code: clang-format"
+git ls-files '*.cc' '*.h' '*.cu' '*.cuh' | xargs -r clang-format --dry-run -Werror || status=1
+
+echo "check-code: shape"
+python3 scripts/check_shape.py "$root" || status=1
+
+# Our translation units (not generated ones under the build directory), and those to check fully.
+units=$(python3 -c 'import json, sys
+root, build = sys.argv[1] + "/", sys.argv[2] + "/"
+files = {e["file"] for e in json.load(open(build + "compile_commands.json"))}
+print("\n".join(sorted(f for f in files if f.startswith(root) and not f.startswith(build))))' \
+  "$root" "$build")
+if [ -n "$base" ]; then
+  full=$(git diff --name-only "$base" -- '*.cc' '*.h' | sed "s|^|$root/|")
+  echo "check-code: clang-tidy (all checks on $(echo "$full" | grep -c . || true) files changed" \
+       "since $base, function size on the rest)"
+else
+  full=$units
+  echo "check-code: clang-tidy (all checks, $(echo "$units" | wc -l) files)"
+fi
+out=$(mktemp)
+trap 'rm -f "$out" "$out.full"' EXIT
+echo "$full" > "$out.full"
+# A unit that only gets the size check still reports its changed headers through its includers.
+echo "$units" | xargs -r -P "$jobs" -I{} sh -c '
+  if grep -qxF "$1" "$2"; then checks=""; else checks="--checks=-*,readability-function-size"; fi
+  clang-tidy -p "$3" --quiet $checks "$1" 2>/dev/null || echo "check-code: clang-tidy failed on $1"
+' _ {} "$out.full" "$build" > "$out" || true
+if grep -E "(warning|error):|clang-tidy failed" "$out" | sort -u | grep .; then status=1; fi
+[ "$status" -eq 0 ] && echo "check-code: all checks passed"
+exit "$status"
