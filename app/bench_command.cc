@@ -16,6 +16,7 @@
 #include "core/host_memory.h"
 #include "core/units.h"
 #include "launch/environment.h"
+#include "transports/transport.h"
 
 namespace ccscope::app {
 
@@ -116,9 +117,10 @@ Status parseSweepOptions(const RawOptions& r, bench::BenchConfig& c) {
 // The transport and the algorithms over it; "all" types and ops mean all that MPI has.
 Status parseTransportOptions(const RawOptions& r, bench::BenchConfig& c) {
   c.transport = r.transport;
-  if (c.transport != "shm" && c.transport != "tcp" && c.transport != "mpi")
+  if (c.transport != "mpi" && !transports::isTransport(c.transport))
     return Status(core::Code::kInvalidArgument,
-                  fmt::format("unknown transport '{}' (built in: shm, tcp, mpi)", c.transport));
+                  fmt::format("unknown transport '{}' (built in: {}, mpi)", c.transport,
+                              transports::transportNames()));
   if (r.algo.empty()) {
     auto names = collectives::algorithmNames(c.collective);
     bool ring = std::find(names.begin(), names.end(), "ring") != names.end();
@@ -247,7 +249,7 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("--root", raw->root, "Root rank of broadcast")->check(CLI::NonNegativeNumber);
   b->add_option("--a2av", raw->a2av,
                 "alltoallv traffic: uniform, skewed:ALPHA, moe:EXPERTS,TOPK, file:PATH");
-  b->add_option("--transport", raw->transport, "shm, tcp or mpi");
+  b->add_option("--transport", raw->transport, transports::transportNames() + " or mpi");
   b->add_option("--timeout", raw->timeout, "Deadline of every collective operation (30s, 500ms)");
   b->add_option("--json", raw->job.json_path, "Write JSON Lines results to this file");
   addReportOptions(*b, raw->report);

@@ -33,7 +33,7 @@ struct Capabilities {
   bool single_copy = false;
   // Pipeline segments smaller than this cost more in per-message overhead than they win in
   // overlap (docs/performance.md, "Allreduce ring vs Open MPI").
-  size_t min_segment_bytes = 64 * 1024;
+  size_t min_segment_bytes = size_t{64} * 1024;
 };
 
 struct TransportOptions {
@@ -87,9 +87,10 @@ class Transport {
   bool yield_in_spin_ = false;
 };
 
-// Factory for the transports compiled in: "shm", "tcp" (more as they are built).
+// Factory for the transports compiled in (the table in transport_factory.cc).
 core::Result<std::unique_ptr<Transport>> makeTransport(const std::string& name,
                                                        const TransportOptions& opts);
-std::string transportNames();
+bool isTransport(const std::string& name);
+std::string transportNames();  // "shm, tcp"
 
 }  // namespace ccscope::transports
