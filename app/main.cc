@@ -2,6 +2,7 @@
 // app/<name>_command.cc; this file only dispatches and maps parse errors to exit code 2.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,9 @@
 #include "app/analyze_command.h"
 #endif
 
-int main(int argc, char** argv) {
+namespace {
+
+int runCli(int argc, char** argv) {
   using namespace ccscope::app;
   std::vector<std::string> args(argv, argv + argc);
   CLI::App root("ccscope: collective-communication benchmark and diagnostics", "ccscope");
@@ -43,4 +46,18 @@ int main(int argc, char** argv) {
   for (const Command& c : commands)
     if (c.sub->parsed()) return c.run();
   return kExitUsage;
+}
+
+}  // namespace
+
+// Library errors come back as a Status; an exception reaching here is a bug, said in one line.
+int main(int argc, char** argv) {
+  try {
+    return runCli(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ccscope: internal error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "ccscope: internal error: an unknown exception\n");
+  }
+  return ccscope::app::kExitFailed;
 }

@@ -272,8 +272,8 @@ Status BenchRank::sweep(const std::vector<std::string>& algos, Watchdog& dog,
                         reports::RunSummary& total) {
   std::vector<std::unique_ptr<collectives::CollectiveBackend>> backends;
   CCSCOPE_RETURN_IF_ERROR(makeTurns(algos, dog, backends));
-  std::vector<collectives::CollectiveBackend*> turns;
-  for (auto& b : backends) turns.push_back(b.get());
+  std::vector<collectives::CollectiveBackend*> turns(backends.size());
+  std::transform(backends.begin(), backends.end(), turns.begin(), [](auto& b) { return b.get(); });
   // Only our executor says whom it waits on (MPI's calls are opaque). The sampler also ticks
   // the data path's bookkeeping clock, recorder on or off.
   std::optional<bench::WaitSampler> sampler;

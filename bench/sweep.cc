@@ -149,7 +149,7 @@ core::Result<std::vector<SizePlan>> planSizes(const BenchConfig& cfg,
     if (cfg.collective == collectives::Collective::kAlltoallv) {
       CCSCOPE_ASSIGN_OR_RETURN(AlltoallvSpec spec, parseAlltoallvSpec(cfg.a2av));
       CCSCOPE_ASSIGN_OR_RETURN(collectives::AlltoallvPlan plan, makeAlltoallvPlan(spec, ranks, b));
-      need = plan.maxVolume() + 64u * ranks;  // in 1-byte elements; wider types round down
+      need = plan.maxVolume() + size_t{64} * ranks;  // in 1-byte elements; wider types round down
     }
     out.push_back({b, need});
   }

@@ -27,7 +27,7 @@ WaitProfile WaitProfile::unflatten(int n, const std::vector<int64_t>& v) {
   WaitProfile p(n);
   if (v.size() != static_cast<size_t>(n) * (n + 1)) return p;
   std::copy(v.begin(), v.begin() + n, p.running.begin());
-  for (int a = 0; a < n; ++a)
+  for (ptrdiff_t a = 0; a < n; ++a)
     std::copy(v.begin() + n + a * n, v.begin() + n + (a + 1) * n, p.waited_on[a].begin());
   return p;
 }

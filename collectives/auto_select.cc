@@ -54,7 +54,7 @@ constexpr double kCloseBatchSeconds = 10e-3;
 
 // The middle value (the upper one of an even count); v is not empty.
 double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(v.size() / 2), v.end());
   return v[v.size() / 2];
 }
 

@@ -68,11 +68,12 @@ struct Piece {
 
 std::vector<uint32_t> overlapping(const std::vector<Piece>& pieces, uint64_t begin, uint64_t end) {
   std::vector<uint32_t> out;
-  for (const Piece& pc : pieces)
-    if (pc.begin < end && begin < pc.end)
-      out.push_back(pc.op);
-    else if (pc.begin == pc.end && pc.begin >= begin && pc.begin <= end)
-      out.push_back(pc.op);
+  // A piece overlaps when the ranges intersect; an empty piece when it lies inside [begin, end].
+  for (const Piece& pc : pieces) {
+    const bool intersects = pc.begin < end && begin < pc.end;
+    const bool empty_inside = pc.begin == pc.end && pc.begin >= begin && pc.begin <= end;
+    if (intersects || empty_inside) out.push_back(pc.op);
+  }
   return out;
 }
 

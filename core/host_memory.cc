@@ -41,14 +41,14 @@ Result<HostBuffer> HostBuffer::allocate(size_t bytes, HostPages pages) {
 }
 
 void HostBuffer::place(bool huge) {
-  auto at = reinterpret_cast<uintptr_t>(map_);
+  p_ = static_cast<char*>(map_);
   if (huge) {
-    at = (at + kHugePageBytes - 1) & ~(uintptr_t{kHugePageBytes} - 1);
+    const auto at = reinterpret_cast<uintptr_t>(map_);
+    p_ += (kHugePageBytes - at % kHugePageBytes) % kHugePageBytes;  // up to the next huge page
     // Refused where THP is "never" or the kernel lacks it: the buffer stays on base pages and
     // hugePageShortfall() says so.
-    (void)madvise(reinterpret_cast<void*>(at), n_, MADV_HUGEPAGE);
+    (void)madvise(p_, n_, MADV_HUGEPAGE);
   }
-  p_ = reinterpret_cast<char*>(at);
   std::memset(p_, 0, n_);  // fault every page in now, not inside the timed loop
 }
 

@@ -124,7 +124,10 @@ class [[nodiscard]] Result {
 #define CCSCOPE_CONCAT(a, b) CCSCOPE_CONCAT_INNER(a, b)
 #define CCSCOPE_ASSIGN_OR_RETURN(lhs, expr) \
   CCSCOPE_ASSIGN_OR_RETURN_IMPL(CCSCOPE_CONCAT(r_, __COUNTER__), lhs, expr)
+// lhs may be a declaration ("auto x") and tmp is a name, so neither can be parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define CCSCOPE_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                                  \
   if (!tmp.isOk()) return tmp.takeStatus();           \
   lhs = std::move(tmp.value())
+// NOLINTEND(bugprone-macro-parentheses)

@@ -63,6 +63,7 @@ pid_t spawnRank(const std::vector<std::string>& argv, int rank, int np, const st
   setenv("CCSCOPE_STORE", store.c_str(), 1);
   setenv("CCSCOPE_JOB_TOKEN", token.c_str(), 1);
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   // Exec the resolved path, not /proc/self/exe, so ps and pgrep show "ccscope", not "exe".

@@ -66,7 +66,7 @@ void assignSeries(ReportModel& model) {
   for (size_t i = 0; i < model.rows.size(); ++i) {
     ReportRow& row = model.rows[i];
     std::string name = fmt::format("{} · {}", row.m.transport, askedAlgorithm(row.m));
-    if (model.runs.size() > 1) name = model.runs[row.run].label + " · " + name;
+    if (model.runs.size() > 1) name = fmt::format("{} · {}", model.runs[row.run].label, name);
     if (mixes[row.run]) name += fmt::format(" · {} {}", row.m.dtype, row.m.redop);
     const std::string key = fmt::format("{}|{}|{}", row.run, row.m.collective, name);
     auto [it, fresh] = index.emplace(key, model.series.size());

@@ -54,7 +54,7 @@ std::string xmlEscape(std::string_view text) {
 }
 
 std::string csvField(std::string_view text) {
-  const std::string clean = sanitizeText(text, kUnlimited);
+  std::string clean = sanitizeText(text, kUnlimited);
   if (clean.find_first_of(",\"\n\r") == std::string::npos) return clean;
   std::string out = "\"";
   for (char c : clean) {

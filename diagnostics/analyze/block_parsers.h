@@ -38,7 +38,6 @@ class P2pMatrixParser {
   void compare(std::vector<Event>& out);
   Table reading_ = Table::kNone;
   bool bidirectional_ = false;
-  bool header_seen_ = false;
   std::vector<std::vector<double>> disabled_, enabled_;
   std::vector<reports::Evidence> enabled_rows_;
   reports::Evidence enabled_header_, access_line_;

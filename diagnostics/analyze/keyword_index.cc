@@ -69,7 +69,7 @@ void KeywordIndex::build() {
     for (int c = 'A'; c <= 'Z'; ++c)
       next_[s * kAlphabet + c] = next_[s * kAlphabet + (c - 'A' + 'a')];
   }
-  seen_.assign(static_cast<size_t>(max_tag_ + 1), 0);
+  seen_.assign(static_cast<size_t>(max_tag_) + 1, 0);
   built_ = true;
 }
 

@@ -14,7 +14,7 @@
 
 namespace ccscope::diagnostics {
 
-inline constexpr size_t kMaxLineBytes = 64 * 1024;
+inline constexpr size_t kMaxLineBytes = size_t{64} * 1024;
 
 class LineReader {
  public:

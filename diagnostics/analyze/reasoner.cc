@@ -45,7 +45,7 @@ void addPeerCulprits(const FindingAggregate& a, reports::Culprit& c) {
   for (const auto& [votes, peer] : by_votes) {
     for (const auto& reporter : a.peers.at(peer)) {
       if (c.links.size() >= kMaxLinks) break;
-      c.links.push_back(reporter + " -> " + peer);
+      c.links.push_back(fmt::format("{} -> {}", reporter, peer));
     }
   }
   // A peer blamed by several reporters is the common factor: it is the culprit.

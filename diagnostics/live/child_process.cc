@@ -34,12 +34,13 @@ std::vector<std::string> childEnvironment(const ChildSpec& spec) {
   };
   for (char** e = environ; e && *e; ++e)
     if (!replaced(*e)) env.emplace_back(*e);
-  for (const auto& [k, v] : spec.set_env) env.push_back(k + "=" + v);
+  for (const auto& [k, v] : spec.set_env) env.push_back(fmt::format("{}={}", k, v));
   return env;
 }
 
 std::vector<char*> pointers(std::vector<std::string>& v) {
   std::vector<char*> p;
+  p.reserve(v.size() + 1);
   for (auto& s : v) p.push_back(s.data());
   p.push_back(nullptr);
   return p;

@@ -79,7 +79,7 @@ bool Segment::prefault(int src) const {
   char* begin = src < 0 ? base_ : reinterpret_cast<char*>(ring(src));
   const size_t len = src < 0 ? len_ : sizeof(Ring);
   const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  char* first = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(begin) & ~(page - 1));
+  char* first = begin - (reinterpret_cast<uintptr_t>(begin) & (page - 1));  // its page's start
   const size_t span = static_cast<size_t>(begin + len - first);
 #ifdef MADV_POPULATE_WRITE
   return madvise(first, span, MADV_POPULATE_WRITE) == 0;

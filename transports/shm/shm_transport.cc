@@ -30,6 +30,12 @@ namespace {
 
 constexpr int64_t kLivenessCheckEveryNs = 50'000'000;
 
+// An address in a peer's address space, as it published it: only ever handed to the kernel
+// (process_vm_readv), never dereferenced here.
+void* remoteAddress(uint64_t addr) {
+  return reinterpret_cast<void*>(addr);  // NOLINT(performance-no-int-to-ptr)
+}
+
 // The same words on both sides of a mismatched message.
 Status mismatchStatus(int receiver, int sender, const Ring& ring) {
   std::string what =
@@ -132,7 +138,7 @@ class ShmTransport final : public Transport {
 Status ShmTransport::probeSingleCopy(int p, uint64_t remote_header) {
   uint32_t got = 0;
   iovec local{&got, sizeof got};
-  iovec remote{reinterpret_cast<void*>(remote_header + offsetof(SegmentHeader, probe)), sizeof got};
+  iovec remote{remoteAddress(remote_header + offsetof(SegmentHeader, probe)), sizeof got};
   ssize_t n = process_vm_readv(peers_[p].pid, &local, 1, &remote, 1, 0);
   if (n == sizeof got && got == peers_[p].seg.header()->probe) return Status::ok();
   return core::errnoStatus("process_vm_readv", n < 0 ? errno : EIO, Layer::kLibrary, p);
@@ -268,7 +274,7 @@ void ShmTransport::progressRecvs(int p) {
     }
     if (s.kind == kRemote) {
       iovec local{rec.buf, s.chunk_len};
-      iovec remote{reinterpret_cast<void*>(s.addr), s.chunk_len};
+      iovec remote{remoteAddress(s.addr), s.chunk_len};
       ssize_t n = process_vm_readv(peer.pid, &local, 1, &remote, 1, 0);
       if (n != static_cast<ssize_t>(s.chunk_len)) {
         int err = n < 0 ? errno : EIO;

@@ -11,8 +11,8 @@ namespace ccscope::transports::shm {
 // core has just written, most of all when cache lines are slow to cross between cores.
 // Oversubscribed, the eager slots let a sender finish without its receiver being scheduled, and
 // 32 KiB by single copy is slower (docs/performance.md, "Shared-memory single-copy threshold").
-inline constexpr size_t kSingleCopyFromCorePerRank = 32 * 1024;
-inline constexpr size_t kSingleCopyFromOversubscribed = 64 * 1024;
+inline constexpr size_t kSingleCopyFromCorePerRank = size_t{32} * 1024;
+inline constexpr size_t kSingleCopyFromOversubscribed = size_t{64} * 1024;
 
 struct SingleCopyThreshold {
   size_t from_bytes;  // messages of this size and more go by single copy

@@ -110,7 +110,7 @@ class MpiBackend final : public CollectiveBackend {
     block_ = static_cast<int>(cfg.count / size());
     if (cfg.collective == Collective::kAlltoallv) {
       int n = size(), r = rank();
-      counts_.assign(4 * n, 0);
+      counts_.assign(4 * static_cast<size_t>(n), 0);
       for (int p = 0; p < n; ++p) {
         counts_[p] = static_cast<int>(cfg.plan->at(r, p));
         counts_[n + p] = static_cast<int>(cfg.plan->sendOffset(r, p));
@@ -154,9 +154,11 @@ class MpiBackend final : public CollectiveBackend {
         return check("MPI_Alltoall",
                      MPI_Alltoall(send, block_, type_, recv, block_, type_, MPI_COMM_WORLD));
       case Collective::kAlltoallv:
-        return check("MPI_Alltoallv", MPI_Alltoallv(send, counts_.data(), counts_.data() + n, type_,
-                                                    recv, counts_.data() + 2 * n,
-                                                    counts_.data() + 3 * n, type_, MPI_COMM_WORLD));
+        return check(
+            "MPI_Alltoallv",
+            MPI_Alltoallv(send, counts_.data(), counts_.data() + n, type_, recv,
+                          counts_.data() + 2 * static_cast<ptrdiff_t>(n),
+                          counts_.data() + 3 * static_cast<ptrdiff_t>(n), type_, MPI_COMM_WORLD));
       case Collective::kBroadcast:
         // Out of place, the root's data starts in its send buffer (NCCL's semantics).
         if (!in_place && r == cfg_.root) std::memcpy(recv, send, cfg_.count * elem_);
