@@ -84,7 +84,7 @@ TEST(AlltoallvPlanTest, MoeMakesSomeRanksReceiveFarMore) {
   EXPECT_GT(hi, 3 * lo) << "Zipf popularity should make the hottest rank receive far more";
   // Rows differ (tokens route independently) but share the popularity: not identical rows.
   EXPECT_NE(std::vector<uint64_t>(p.matrix.begin(), p.matrix.begin() + n),
-            std::vector<uint64_t>(p.matrix.begin() + n, p.matrix.begin() + 2 * n));
+            std::vector<uint64_t>(p.matrix.begin() + n, p.matrix.begin() + 2 * std::ptrdiff_t{n}));
   // With every expert picked (TOPK = EXPERTS) each token reaches every expert once: uniform.
   AlltoallvPlan all = planFor("moe:8,8", n, 800);
   for (uint64_t x : all.matrix) EXPECT_EQ(x, 100u);

@@ -2,7 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
+#include <bit>
+#include <cstdint>
 #include <vector>
 
 #include "collectives/reduce_kernels.h"
@@ -52,11 +53,20 @@ INSTANTIATE_TEST_SUITE_P(AllTypesAndOps, CheckDataTest,
                          ::testing::Combine(::testing::ValuesIn(core::kAllDataTypes),
                                             ::testing::ValuesIn(core::kAllReduceOps)));
 
+// The bit patterns of floats: countAllreduceWrong() compares bit for bit, so a mix-up is visible
+// to it when the patterns differ.
+std::vector<uint32_t> bitsOf(const std::vector<float>& v) {
+  std::vector<uint32_t> bits;
+  bits.reserve(v.size());
+  for (float x : v) bits.push_back(std::bit_cast<uint32_t>(x));
+  return bits;
+}
+
 TEST(CheckDataInputsTest, DifferAcrossRanksSoMixUpsAreVisible) {
   std::vector<float> a(64), b(64);
   fillAllreduceInput(DataType::kFloat, ReduceOp::kSum, 0, 4, 64, a.data());
   fillAllreduceInput(DataType::kFloat, ReduceOp::kSum, 1, 4, 64, b.data());
-  EXPECT_NE(std::memcmp(a.data(), b.data(), 64 * sizeof(float)), 0);
+  EXPECT_NE(bitsOf(a), bitsOf(b));
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ TEST(LatencyStatsTest, HistogramSeparatesModesAQuarterOctaveApart) {
   // Three modes as the oversubscribed 8 B allreduce shows them: one, two and three context
   // switches per iteration.
   std::vector<double> v;
+  v.reserve(60 + 30 + 10);
   for (int i = 0; i < 60; ++i) v.push_back(4.8 + 0.01 * (i % 5));
   for (int i = 0; i < 30; ++i) v.push_back(8.3);
   for (int i = 0; i < 10; ++i) v.push_back(12.5);
@@ -46,6 +47,7 @@ TEST(LatencyStatsTest, HistogramSeparatesModesAQuarterOctaveApart) {
 
 TEST(LatencyStatsTest, EverySampleInTheBucketThatHoldsIt) {
   std::vector<double> v;
+  v.reserve(500);
   for (int i = 0; i < 500; ++i) v.push_back(0.2 + i * i * 0.013);  // 0.2 us to 3.2 ms
   auto s = latencyStats(v);
   uint64_t total = 0;

@@ -19,7 +19,7 @@ int sharedBuffersBody(RankContext& c) {
   BenchConfig cfg;
   cfg.collective = collectives::Collective::kAllreduce;
   cfg.min_bytes = 1024;
-  cfg.max_bytes = 256 * 1024;
+  cfg.max_bytes = uint64_t{256} * 1024;
   cfg.factor = 16;
   cfg.iters = 3;
   cfg.warmup = 1;

@@ -204,7 +204,7 @@ TEST(SweepTest, TurnsRotateSoNoBackendIsAlwaysAtTheEnds) {
   ASSERT_TRUE(runSweep(cfg, {&a, &b, &c}, drawn).isOk());
   ASSERT_EQ(drawn.rows.size(), 9u);
   ASSERT_EQ(turns.size(), 15u);
-  for (size_t size = 0; size < 3; ++size) {
+  for (std::ptrdiff_t size = 0; size < 3; ++size) {
     std::vector<std::string> point(turns.begin() + 5 * size, turns.begin() + 5 * size + 5);
     EXPECT_TRUE(std::equal(point.begin(), point.end(), point.rbegin())) << "size " << size;
     std::vector<std::string> forward(point.begin(), point.begin() + 3);

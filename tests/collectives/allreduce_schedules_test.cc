@@ -67,6 +67,7 @@ const Algorithm kAlgorithms[] = {
 
 std::vector<Schedule> buildAll(const Algorithm& a, int n, uint64_t count, uint64_t seg, bool avg) {
   std::vector<Schedule> s;
+  s.reserve(n);
   for (int r = 0; r < n; ++r) s.push_back(a.build(r, n, count, seg, avg));
   return s;
 }
@@ -144,7 +145,7 @@ TEST(AllreduceScheduleSizeTest, PowersOfTwoMatchTheClassicFormulas) {
     auto rd = testing::simulate(buildAll(kAlgorithms[0], n, count, 100, false), count);
     ASSERT_TRUE(rab.ok && rd.ok);
     for (int r = 0; r < n; ++r) {
-      EXPECT_EQ(rab.elems_sent[r], 2 * (n - 1) * count / n) << n << " ranks, rank " << r;
+      EXPECT_EQ(rab.elems_sent[r], uint64_t{2} * (n - 1) * count / n) << n << " ranks, rank " << r;
       EXPECT_EQ(rd.elems_sent[r], static_cast<uint64_t>(std::log2(n)) * count);
     }
   }

@@ -139,6 +139,7 @@ TEST(TimeCloseTest, TheFastestAtTheSizeWinsAndTheNoteSaysSo) {
   // 10 ms by the warm-up's time, at most 200 runs.
   ASSERT_EQ(calls.size(), 18u);
   std::vector<std::string> order;
+  order.reserve(calls.size());
   for (auto& c : calls) order.push_back(c.first);
   const std::vector<std::string> forwards = {"ring", "tree", "rabenseifner"},
                                  backwards = {"rabenseifner", "tree", "ring"};

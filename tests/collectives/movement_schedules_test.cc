@@ -177,7 +177,9 @@ AlltoallvPlan makePlan(int n, uint64_t count, bool uneven) {
   plan.ranks = n;
   for (int s = 0; s < n; ++s)
     for (int d = 0; d < n; ++d) {
-      uint64_t h = (static_cast<uint64_t>(s) * 7919 + d * 104729 + count * 31) * 2654435761u;
+      uint64_t h =
+          (static_cast<uint64_t>(s) * 7919 + static_cast<uint64_t>(d) * 104729 + count * 31) *
+          2654435761u;
       h ^= h >> 13;
       uint64_t even = partOffset(count, n, d + 1) - partOffset(count, n, d);
       plan.matrix.push_back(!uneven ? even : (h % 3 == 0 ? 0 : h % (count + 1)));

@@ -16,6 +16,7 @@ class RingScheduleTest : public ::testing::TestWithParam<std::tuple<int, uint64_
 TEST_P(RingScheduleTest, EveryElementReducedFromEveryRankExactlyOnce) {
   auto [n, count, segment] = GetParam();
   std::vector<Schedule> scheds;
+  scheds.reserve(n);
   for (int r = 0; r < n; ++r) scheds.push_back(ringAllreduceSchedule(r, n, count, segment, false));
   auto res = simulate(scheds, count);
   ASSERT_TRUE(res.ok) << res.error;
@@ -28,6 +29,7 @@ TEST_P(RingScheduleTest, EveryElementReducedFromEveryRankExactlyOnce) {
 TEST_P(RingScheduleTest, SendsTwiceNMinusOneOverNOfTheBuffer) {
   auto [n, count, segment] = GetParam();
   std::vector<Schedule> scheds;
+  scheds.reserve(n);
   for (int r = 0; r < n; ++r) scheds.push_back(ringAllreduceSchedule(r, n, count, segment, false));
   auto res = simulate(scheds, count);
   ASSERT_TRUE(res.ok) << res.error;
@@ -60,6 +62,7 @@ TEST(RingScheduleAvgTest, ScalesEachOwnedSegmentOnce) {
 TEST(BarrierScheduleTest, CompletesForAnyRankCount) {
   for (int n = 1; n <= 17; ++n) {
     std::vector<Schedule> scheds;
+    scheds.reserve(n);
     for (int r = 0; r < n; ++r) scheds.push_back(barrierSchedule(r, n));
     auto res = simulate(scheds, 0);
     ASSERT_TRUE(res.ok) << n << " ranks: " << res.error;

@@ -24,6 +24,11 @@ std::vector<uint64_t>& bufOf(RankState& st, Buf b) {
   return b == Buf::kInput ? st.in : b == Buf::kOutput ? st.out : st.scratch;
 }
 
+// Iterator to element `at` of v; callers checked the span with inRange(), so `at` <= v.size().
+std::vector<uint64_t>::iterator iterAt(std::vector<uint64_t>& v, uint64_t at) {
+  return v.begin() + static_cast<std::ptrdiff_t>(at);
+}
+
 // Runs every rank's schedule in rounds: each round runs every op whose dependencies are met and,
 // for a send or receive, whose turn in its (peer, direction) lane came; a receive also waits
 // for its message. Stops at the first violation or when a round runs nothing.
@@ -105,7 +110,7 @@ class Simulator {
     auto& src = bufOf(st_[r], o.a.buf);
     if (!inRange(src, o.a, o.count, r, i)) return false;
     wire_[{r, o.peer}].push_back(
-        {o.tag, {src.begin() + o.a.offset, src.begin() + o.a.offset + o.count}});
+        {o.tag, {iterAt(src, o.a.offset), iterAt(src, o.a.offset + o.count)}});
     res_.elems_sent[r] += o.count;
     return true;
   }
@@ -120,7 +125,7 @@ class Simulator {
       fail("rank " + std::to_string(r) + " op " + std::to_string(i) + ": message mismatch");
     auto& dst = bufOf(st_[r], o.dst.buf);
     if (!inRange(dst, o.dst, o.count, r, i)) return false;
-    std::copy(m.data.begin(), m.data.end(), dst.begin() + o.dst.offset);
+    std::copy(m.data.begin(), m.data.end(), iterAt(dst, o.dst.offset));
     return true;
   }
 

@@ -42,7 +42,9 @@ TEST(DiagnosisModelTest, SanitizeReplacesInvalidUtf8AndCapsLength) {
   EXPECT_LE(sanitizeText(std::string(10000, 'a'), 100).size(), 103u);
   Diagnosis d;
   d.verdict = "bad \xC3";
-  EXPECT_NO_THROW(nlohmann::json::parse(toJsonText(d)));
+  nlohmann::json parsed;
+  ASSERT_NO_THROW(parsed = nlohmann::json::parse(toJsonText(d)));
+  EXPECT_EQ(parsed.value("verdict", std::string()), "bad \xEF\xBF\xBD");
 }
 
 // One link seen from both ends (a ring hop h2 -> h0, a hang on rank 0 waiting for h2) is one

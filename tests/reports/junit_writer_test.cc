@@ -15,7 +15,7 @@ namespace {
 const std::string kXsd = (std::filesystem::path(__FILE__).parent_path() / "junit.xsd").string();
 
 std::string writeTo(const ReportModel& model, const std::string& name) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  std::string path = ::testing::TempDir() + "/" + name;
   std::ofstream out(path);
   writeJunit(model, out);
   return path;
@@ -77,9 +77,9 @@ TEST(JunitWriterTest, ExactlyTheWrongAndRegressedRowsFail) {
   int rc = 0;
   std::string type =
       shell("xmllint --xpath 'string(//testcase[failure][2]/failure/@type)' " + path, rc);
-  EXPECT_EQ(type.substr(0, type.find_last_not_of("\n") + 1), "regression");
+  EXPECT_EQ(type.substr(0, type.find_last_not_of('\n') + 1), "regression");
   std::string total = shell("xmllint --xpath 'string(/testsuites/@failures)' " + path, rc);
-  EXPECT_EQ(total.substr(0, total.find_last_not_of("\n") + 1), "2");
+  EXPECT_EQ(total.substr(0, total.find_last_not_of('\n') + 1), "2");
 }
 
 TEST(JunitWriterTest, OneTestcasePerRowOneSuitePerSeries) {

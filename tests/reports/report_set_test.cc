@@ -13,7 +13,7 @@ namespace ccscope::reports {
 namespace {
 
 std::string dir() {
-  const std::string d = ::testing::TempDir() + "/report_set_test";
+  std::string d = ::testing::TempDir() + "/report_set_test";
   std::filesystem::create_directories(d);
   return d;
 }

@@ -11,26 +11,27 @@ using nlohmann::json;
 // What UCX 1.13 prints with UCX_LOG_LEVEL=info (ucp_init + a worker), and our helper's lines.
 const std::vector<std::string> kHealthyUcx = {
     "ccscope-init: version 1.13.1",
-    "[1796004737.073751] [vm:18050:0]     ucp_context.c:1849 UCX  INFO  Version 1.13.1 (loaded "
-    "from /lib/x86_64-linux-gnu/libucp.so.0)",
-    "[1796004737.088027] [vm:18050:0]       rdmacm_cm.c:928  UCX  DIAG  rdma_create_event_channel "
-    "failed: No such device",
-    "[1796004737.088034] [vm:18050:0]      ucp_worker.c:1462 UCX  DIAG  failed to open CM on "
-    "component rdmacm with status Input/output error",
-    "[1796004737.088084] [vm:18050:0]          parser.c:1916 UCX  INFO  UCX_* env variable: "
-    "UCX_LOG_LEVEL=info",
+    ("[1796004737.073751] [vm:18050:0]     ucp_context.c:1849 UCX  INFO  Version 1.13.1 (loaded "
+     "from /lib/x86_64-linux-gnu/libucp.so.0)"),
+    ("[1796004737.088027] [vm:18050:0]       rdmacm_cm.c:928  UCX  DIAG  rdma_create_event_channel "
+     "failed: No such device"),
+    ("[1796004737.088034] [vm:18050:0]      ucp_worker.c:1462 UCX  DIAG  failed to open CM on "
+     "component rdmacm with status Input/output error"),
+    ("[1796004737.088084] [vm:18050:0]          parser.c:1916 UCX  INFO  UCX_* env variable: "
+     "UCX_LOG_LEVEL=info"),
     "ccscope-init: transports self/memory0 tcp/lo tcp/eth0 sysv/memory posix/memory cma/memory",
     "ccscope-init: ok"};
 
 // UCX_TLS=nonexistent_tl.
 const std::vector<std::string> kBadTls = {
     "ccscope-init: version 1.13.1",
-    "[1796004739.294437] [vm:18107:0]     ucp_context.c:1849 UCX  INFO  Version 1.13.1 (loaded "
-    "from /lib/x86_64-linux-gnu/libucp.so.0)",
-    "[1796004739.300755] [vm:18107:0]     ucp_context.c:1014 UCX  WARN  transport 'nonexistent_tl' "
-    "is not available, please use one or more of: cma, mm, posix, self, shm, sm, sysv, tcp",
-    "[1796004739.300764] [vm:18107:0]     ucp_context.c:1276 UCX  ERROR no usable "
-    "transports/devices (asked nonexistent_tl on all devices)",
+    ("[1796004739.294437] [vm:18107:0]     ucp_context.c:1849 UCX  INFO  Version 1.13.1 (loaded "
+     "from /lib/x86_64-linux-gnu/libucp.so.0)"),
+    ("[1796004739.300755] [vm:18107:0]     ucp_context.c:1014 UCX  WARN  transport "
+     "'nonexistent_tl' is not available, please use one or more of: cma, mm, posix, self, shm, "
+     "sm, sysv, tcp"),
+    ("[1796004739.300764] [vm:18107:0]     ucp_context.c:1276 UCX  ERROR no usable "
+     "transports/devices (asked nonexistent_tl on all devices)"),
     "ccscope-init: error: ucp_init: No such device"};
 
 ChildRun exited(std::vector<std::string> lines, int code) {

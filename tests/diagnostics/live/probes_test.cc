@@ -11,7 +11,8 @@ using core::Layer;
 
 ProbeResult fail(Layer l, const std::string& name, std::vector<int> ranks = {},
                  std::string next = "") {
-  ProbeResult r{l, name, ProbeOutcome::kFail, name + " failed", {}, {"evidence of " + name}, next};
+  ProbeResult r{
+      l, name, ProbeOutcome::kFail, name + " failed", {}, {"evidence of " + name}, std::move(next)};
   r.culprit.ranks = std::move(ranks);
   return r;
 }
