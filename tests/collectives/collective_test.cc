@@ -1,4 +1,4 @@
-// The bus-bandwidth factors are nccl-tests' (issue #3 states them exactly): a table here, not the
+// The bus-bandwidth factors are nccl-tests' (docs/metrics.md gives them): a table here, not the
 // formula again, so that a slip in either shows.
 #include "collectives/collective.h"
 
