@@ -3,13 +3,15 @@
 #   1. clang-format --dry-run -Werror over every tracked C++ file (.clang-format);
 #   2. scripts/check_shape.py: files at most 400 lines, Python and shell functions at most 60;
 #   3. clang-tidy over every translation unit of the build: readability-function-size (C++
-#      functions at most 60 lines, as clang's AST spans them) everywhere, and the rest of
-#      .clang-tidy's checks on the files changed since a base commit, or on all files.
-# Usage: scripts/check-code.sh [--all | --base REF] [--build DIR] [--jobs N]
-#   default: --all (every file gets every check); --base origin/main checks only what changed.
+#      functions at most 60 lines, as clang's AST spans them) on every unit, and the rest of
+#      .clang-tidy's checks on the units changed since a base commit (all of them take about
+#      three times as long: scripts/check-code.sh --all before landing a large change).
+# Usage: scripts/check-code.sh [--base REF | --all] [--build DIR] [--jobs N]
+#   --base REF: full checks on the .cc/.h files changed since REF ($CCSCOPE_TIDY_BASE, default
+#   HEAD~1: the commit under test); a changed header is checked in every unit that includes it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build="$root/build" base="" jobs=$(nproc)
+build="$root/build" base=${CCSCOPE_TIDY_BASE:-HEAD~1} jobs=$(nproc)
 while [ $# -gt 0 ]; do
   case "$1" in
     --all) base="" ;;
@@ -38,12 +40,27 @@ files = {e["file"] for e in json.load(open(build + "compile_commands.json"))}
 print("\n".join(sorted(f for f in files if f.startswith(root) and not f.startswith(build))))' \
   "$root" "$build")
 if [ -n "$base" ]; then
-  full=$(git diff --name-only "$base" -- '*.cc' '*.h' | sed "s|^|$root/|")
-  echo "check-code: clang-tidy (all checks on $(echo "$full" | grep -c . || true) files changed" \
+  git rev-parse -q --verify "$base^{commit}" >/dev/null || base=$(git rev-list --max-parents=0 HEAD)
+  changed=$(git diff --name-only "$base" -- '*.cc' '*.h' | sed "s|^|$root/|")
+  # A unit gets the full checks when it or a header it includes changed.
+  full=$(python3 - "$build" $changed <<'PY'
+import json, os, shlex, sys
+build, changed = sys.argv[1], set(sys.argv[2:])
+headers = {c for c in changed if c.endswith(".h")}
+for e in json.load(open(os.path.join(build, "compile_commands.json"))):
+    args = shlex.split(e["command"])
+    obj = args[args.index("-o") + 1] if "-o" in args else ""
+    deps = os.path.join(e["directory"], obj + ".d")  # the compiler's -MD list of what it read
+    text = open(deps).read() if headers and os.path.exists(deps) else ""
+    if e["file"] in changed or any(h in text for h in headers):
+        print(e["file"])
+PY
+)
+  echo "check-code: clang-tidy (all checks on $(echo "$full" | grep -c . || true) units changed" \
        "since $base, function size on the rest)"
 else
   full=$units
-  echo "check-code: clang-tidy (all checks, $(echo "$units" | wc -l) files)"
+  echo "check-code: clang-tidy (all checks, $(echo "$units" | wc -l) units)"
 fi
 out=$(mktemp)
 trap 'rm -f "$out" "$out.full"' EXIT

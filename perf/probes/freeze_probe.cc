@@ -36,45 +36,42 @@ struct Gap {
   int thread;
 };
 
-}  // namespace
+struct Options {
+  int64_t run_ns = 0, min_ns = 0;
+  int threads = 1;
+  long kib0 = -1;
+  int64_t t0 = 0;
+};
 
-int main(int argc, char** argv) {
-  using namespace ccscope;
-  if (argc < 2 || std::atof(argv[1]) <= 0) {
-    std::fprintf(stderr, "usage: %s SECONDS [THRESHOLD_MS=4]\n", argv[0]);
-    return 2;
+// One spinner per CPU: every gap longer than min_ns is printed and kept.
+void spin(const Options& o, int i, std::mutex& mu, std::vector<Gap>& gaps) {
+  using ccscope::core::nowNs;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(i, &one);
+  (void)pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+  for (int64_t last = nowNs(), now; (now = nowNs()) - o.t0 < o.run_ns; last = now) {
+    if (now - last < o.min_ns) continue;
+    long kib = o.kib0 < 0 ? -1 : reportedKib() - o.kib0;
+    std::lock_guard<std::mutex> lock(mu);
+    gaps.push_back({last - o.t0, now - last, i});
+    std::printf("gap %.1f ms at %.3f s on thread %d", (now - last) / 1e6, (last - o.t0) / 1e9, i);
+    if (kib >= 0) std::printf(", reported +%ld KiB", kib);
+    std::printf("\n");
+    now = nowNs();  // the print is not a gap
   }
-  const int64_t run_ns = static_cast<int64_t>(std::atof(argv[1]) * 1e9);
-  const int64_t min_ns = static_cast<int64_t>((argc > 2 ? std::atof(argv[2]) : 4.0) * 1e6);
-  const int threads = std::max(1u, std::thread::hardware_concurrency());
-  const long kib0 = reportedKib();
-  const int64_t t0 = core::nowNs();
-  std::mutex mu;
-  std::vector<Gap> gaps;
-  std::vector<std::thread> spinners;
-  for (int i = 0; i < threads; ++i)
-    spinners.emplace_back([&, i] {
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(i, &one);
-      (void)pthread_setaffinity_np(pthread_self(), sizeof one, &one);  // one spinner per CPU
-      for (int64_t last = core::nowNs(), now; (now = core::nowNs()) - t0 < run_ns; last = now) {
-        if (now - last < min_ns) continue;
-        long kib = kib0 < 0 ? -1 : reportedKib() - kib0;
-        std::lock_guard<std::mutex> lock(mu);
-        gaps.push_back({last - t0, now - last, i});
-        std::printf("gap %.1f ms at %.3f s on thread %d", (now - last) / 1e6, (last - t0) / 1e9, i);
-        if (kib >= 0) std::printf(", reported +%ld KiB", kib);
-        std::printf("\n");
-        now = core::nowNs();  // the print is not a gap
-      }
-    });
-  for (auto& t : spinners) t.join();
-  // A freeze: gaps on every thread that overlap in time.
+}
+
+struct Freezes {
+  int count = 0;
+  int64_t longest_ns = 0, total_ns = 0;
+};
+
+// A freeze: gaps on every thread that overlap in time; its length is the overlap.
+Freezes countFreezes(std::vector<Gap> gaps, int threads) {
   std::sort(gaps.begin(), gaps.end(),
             [](const Gap& a, const Gap& b) { return a.start_ns < b.start_ns; });
-  int freezes = 0;
-  int64_t longest = 0, total = 0;
+  Freezes f;
   for (size_t i = 0; i < gaps.size();) {
     int64_t lo = gaps[i].start_ns, hi = lo + gaps[i].len_ns, shared_hi = hi, shared_lo = lo;
     std::vector<bool> seen(threads, false);
@@ -86,17 +83,40 @@ int main(int argc, char** argv) {
       shared_hi = std::min(shared_hi, gaps[j].start_ns + gaps[j].len_ns);
     }
     if (std::all_of(seen.begin(), seen.end(), [](bool b) { return b; }) && shared_hi > shared_lo) {
-      ++freezes;
-      longest = std::max(longest, shared_hi - shared_lo);
-      total += shared_hi - shared_lo;
+      ++f.count;
+      f.longest_ns = std::max(f.longest_ns, shared_hi - shared_lo);
+      f.total_ns += shared_hi - shared_lo;
     }
     i = j;
   }
-  std::printf("freezes: %d seen by all %d threads, longest %.1f ms, %.1f ms in all; ", freezes,
-              threads, longest / 1e6, total / 1e6);
-  if (kib0 < 0)
+  return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::atof(argv[1]) <= 0) {
+    std::fprintf(stderr, "usage: %s SECONDS [THRESHOLD_MS=4]\n", argv[0]);
+    return 2;
+  }
+  Options o;
+  o.run_ns = static_cast<int64_t>(std::atof(argv[1]) * 1e9);
+  o.min_ns = static_cast<int64_t>((argc > 2 ? std::atof(argv[2]) : 4.0) * 1e6);
+  o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  o.kib0 = reportedKib();
+  o.t0 = ccscope::core::nowNs();
+  std::mutex mu;
+  std::vector<Gap> gaps;
+  std::vector<std::thread> spinners;
+  spinners.reserve(o.threads);
+  for (int i = 0; i < o.threads; ++i) spinners.emplace_back([&, i] { spin(o, i, mu, gaps); });
+  for (auto& t : spinners) t.join();
+  const Freezes f = countFreezes(gaps, o.threads);
+  std::printf("freezes: %d seen by all %d threads, longest %.1f ms, %.1f ms in all; ", f.count,
+              o.threads, f.longest_ns / 1e6, f.total_ns / 1e6);
+  if (o.kib0 < 0)
     std::printf("no free page reporting on this kernel\n");
   else
-    std::printf("reported %ld KiB\n", reportedKib() - kib0);
+    std::printf("reported %ld KiB\n", reportedKib() - o.kib0);
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,9 @@
 #include "core/host_memory.h"
 #include "core/units.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using namespace ccscope;
   if (argc < 3) {
     std::fprintf(stderr, "usage: %s MIN MAX [ITERS]\n", argv[0]);
@@ -25,7 +28,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bad sizes\n");
     return 2;
   }
-  int iters = argc > 3 ? std::atoi(argv[3]) : 20;
+  const int iters = argc > 3 ? std::atoi(argv[3]) : 20;
+  if (iters < 1) {
+    std::fprintf(stderr, "ITERS must be at least 1\n");
+    return 2;
+  }
   size_t max = *hi;
   // The same host memory as the harness's buffers (huge pages from 2 MiB unless HUGEPAGES=off),
   // so that the ceiling is measured on the pages the collectives use.
@@ -51,4 +58,15 @@ int main(int argc, char** argv) {
         static_cast<unsigned long long>(b), p50, b / (p50 * 1e3), b / (p50 * 1e3));
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ccscope-memcpy-probe: %s\n", e.what());
+    return 1;
+  }
 }
