@@ -4,8 +4,8 @@
 #   2. scripts/check_shape.py: files at most 400 lines, Python and shell functions at most 60;
 #   3. clang-tidy over every translation unit of the build: readability-function-size (C++
 #      functions at most 60 lines, as clang's AST spans them) on every unit, and the rest of
-#      .clang-tidy's checks on the units changed since a base commit (all of them take about
-#      three times as long: scripts/check-code.sh --all before landing a large change).
+#      .clang-tidy's checks on the units changed since a base commit (all of them take over
+#      twice as long: scripts/check-code.sh --all before landing a large change).
 # Usage: scripts/check-code.sh [--base REF | --all] [--build DIR] [--jobs N]
 #   --base REF: full checks on the .cc/.h files changed since REF ($CCSCOPE_TIDY_BASE, default
 #   HEAD~1: the commit under test); a changed header is checked in every unit that includes it.
