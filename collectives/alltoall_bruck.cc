@@ -7,7 +7,7 @@
 // into a send buffer (two, alternating, so packing step k+1 does not wait for step k's send)
 // and unpacked from one receive buffer; the last step unpacks straight into the output.
 #include "collectives/movement_schedules.h"
-#include "collectives/schedule_ops.h"
+#include "collectives/schedule_builder.h"
 
 namespace ccscope::collectives {
 
@@ -43,57 +43,40 @@ Schedule bruckAlltoallSchedule(const ScheduleParams& p) {
   uint64_t most = 0;
   for (int d = 1; d < n; d *= 2) most = std::max(most, packedBlocks(runsFor(d, n)));
   const uint64_t send_buf[2] = {rot, rot + most * b}, recv_buf = rot + 2 * most * b;
-  Schedule s = newSchedule(p);
-  s.scratch_elems = rot + 3 * most * b;
+  ScheduleBuilder sb(p);
+  sb.setScratch(rot + 3 * most * b);
   const uint64_t tail = static_cast<uint64_t>(n - r) * b;
-  std::vector<uint32_t> last{addCopy(s, atScratch(0), atIn(r * b), tail),
-                             addCopy(s, atScratch(tail), atIn(0), static_cast<uint64_t>(r) * b)};
-  uint32_t sent[2] = {kNoOp, kNoOp};
+  sb.copy(atScratch(0), atIn(r * b), tail);
+  sb.copy(atScratch(tail), atIn(0), static_cast<uint64_t>(r) * b);
   std::vector<bool> final_pos(n, false);  // written to the output by the last step's unpack
   uint32_t step = 0;
   for (int d = 1; d < n; d *= 2, ++step) {
     const std::vector<Run> runs = runsFor(d, n);
     const uint64_t len = packedBlocks(runs) * b;
-    const bool last_step = 2 * d >= n;
-    std::vector<uint32_t> packs;
-    std::vector<uint32_t> pack_deps = last;
-    pack_deps.push_back(sent[step % 2]);
-    Span src = atScratch(send_buf[step % 2]);
-    if (runs.size() == 1) {
-      src = atScratch(runs[0].first * b);  // already contiguous: send it from where it is
-      packs = last;
-    } else {
+    Span src = atScratch(runs[0].first * b);  // one run is contiguous: sent from where it is
+    if (runs.size() > 1) {
+      src = atScratch(send_buf[step % 2]);
       for (const Run& run : runs)
-        packs.push_back(addCopy(s, atScratch(send_buf[step % 2] + run.packed * b),
-                                atScratch(run.first * b), run.len * b, pack_deps));
+        sb.copy(at(src, run.packed * b), atScratch(run.first * b), run.len * b);
     }
-    const uint32_t snd = addSend(s, ringMod(r + d, n), step, src, len, packs);
-    const uint32_t rcv = addRecv(s, ringMod(r - d, n), step, atScratch(recv_buf), len, last);
-    std::vector<uint32_t> unpack_deps = packs;
-    unpack_deps.push_back(rcv);
-    if (runs.size() == 1) unpack_deps.push_back(snd);  // the send reads the positions we overwrite
-    std::vector<uint32_t> unpacks;
+    sb.send(ringMod(r + d, n), step, src, len);
+    sb.recv(ringMod(r - d, n), step, atScratch(recv_buf), len);
     for (const Run& run : runs) {
-      if (!last_step) {
-        unpacks.push_back(addCopy(s, atScratch(run.first * b), atScratch(recv_buf + run.packed * b),
-                                  run.len * b, unpack_deps));
+      if (2 * d < n) {
+        sb.copy(atScratch(run.first * b), atScratch(recv_buf + run.packed * b), run.len * b);
         continue;
       }
-      for (int i = run.first; i < run.first + run.len; ++i) {
+      for (int i = run.first; i < run.first + run.len; ++i) {  // the last step: to the output
         final_pos[i] = true;
-        unpacks.push_back(addCopy(s, atOut(ringMod(r - i, n) * b),
-                                  atScratch(recv_buf + (run.packed + (i - run.first)) * b), b,
-                                  unpack_deps));
+        sb.copy(atOut(ringMod(r - i, n) * b),
+                atScratch(recv_buf + (run.packed + (i - run.first)) * b), b);
       }
     }
-    last = unpacks;
-    sent[step % 2] = snd;
   }
   // Position i holds the block from rank r-i.
   for (int i = 0; i < n; ++i)
-    if (!final_pos[i]) addCopy(s, atOut(ringMod(r - i, n) * b), atScratch(i * b), b, last);
-  s.finalize();
-  return s;
+    if (!final_pos[i]) sb.copy(atOut(ringMod(r - i, n) * b), atScratch(i * b), b);
+  return sb.finish();
 }
 
 }  // namespace ccscope::collectives

@@ -2,9 +2,9 @@
 // rank's traffic as one Exchange (per peer: where its block starts and how long it is in the
 // input and in the output), so all-to-all is the all-to-allv whose blocks are all count/n.
 // Both ends derive a message's length from the same geometry or plan, so a zero-length block
-// is skipped on both sides and never sent.
+// is dropped on both sides (the builder's zero-length rule) and never sent.
 #include "collectives/movement_schedules.h"
-#include "collectives/schedule_ops.h"
+#include "collectives/schedule_builder.h"
 #include "core/check.h"
 
 namespace ccscope::collectives {
@@ -41,56 +41,52 @@ Exchange planExchange(const ScheduleParams& p) {
   return x;
 }
 
-uint32_t copyOwn(Schedule& s, const Exchange& x) {
-  const int r = s.rank;
-  return addCopy(s, atOut(x.recv_off[r]), atIn(x.send_off[r]), x.recv_len[r]);
+void copyOwn(ScheduleBuilder& b, const ScheduleParams& p, const Exchange& x) {
+  const int r = p.rank;
+  b.copy(atOut(x.recv_off[r]), atIn(x.send_off[r]), x.recv_len[r]);
 }
 
 // Step k (1..n-1): send to r+k and receive from r-k, once both messages of step k-1 are done
-// (the classic sendrecv loop: one peer pair in flight, no incast).
+// (the classic sendrecv loop: one peer pair in flight, no incast). The blocks never overlap, so
+// this pacing is stated with `after`; a step with no message passes the wait on.
 Schedule pairwise(const ScheduleParams& p, const Exchange& x) {
-  Schedule s = newSchedule(p);
-  copyOwn(s, x);
+  ScheduleBuilder b(p);
+  copyOwn(b, p, x);
   const int n = p.ranks, r = p.rank;
-  std::vector<uint32_t> prev;
+  After prev;
   for (int k = 1; k < n; ++k) {
     const int to = ringMod(r + k, n), from = ringMod(r - k, n);
-    const uint32_t tag = static_cast<uint32_t>(k);
-    std::vector<uint32_t> now;
-    if (x.send_len[to] > 0)
-      now.push_back(addSend(s, to, tag, atIn(x.send_off[to]), x.send_len[to], prev));
-    if (x.recv_len[from] > 0)
-      now.push_back(addRecv(s, from, tag, atOut(x.recv_off[from]), x.recv_len[from], prev));
+    const auto tag = static_cast<uint32_t>(k);
+    After now{b.send(to, tag, atIn(x.send_off[to]), x.send_len[to], prev),
+              b.recv(from, tag, atOut(x.recv_off[from]), x.recv_len[from], prev)};
+    std::erase(now, kNoOp);
     if (!now.empty()) prev = std::move(now);
   }
-  s.finalize();
-  return s;
+  return b.finish();
 }
 
 // Sends in order r+1, r+2, ... and receives r-1, r-2, ...; the i-th message each way waits for
-// the (i-W)-th to finish. Every wait points at a message of a smaller distance k, so the
-// window cannot deadlock even when a send only completes once its receive is posted.
+// the (i-W)-th to finish (pacing, stated with `after`). Every wait points at a message of a
+// smaller distance k, so the window cannot deadlock even when a send only completes once its
+// receive is posted.
 Schedule linear(const ScheduleParams& p, const Exchange& x) {
-  Schedule s = newSchedule(p);
-  copyOwn(s, x);
+  ScheduleBuilder b(p);
+  copyOwn(b, p, x);
   const int n = p.ranks, r = p.rank;
   std::vector<uint32_t> sends, recvs;
+  auto window = [](const std::vector<uint32_t>& v) {
+    return v.size() >= kLinearWindow ? v[v.size() - kLinearWindow] : kNoOp;
+  };
   for (int k = 1; k < n; ++k) {
     const int to = ringMod(r + k, n), from = ringMod(r - k, n);
-    const uint32_t tag = static_cast<uint32_t>(k);
-    if (x.send_len[to] > 0) {
-      const uint32_t after =
-          sends.size() >= kLinearWindow ? sends[sends.size() - kLinearWindow] : kNoOp;
-      sends.push_back(addSend(s, to, tag, atIn(x.send_off[to]), x.send_len[to], {after}));
-    }
-    if (x.recv_len[from] > 0) {
-      const uint32_t after =
-          recvs.size() >= kLinearWindow ? recvs[recvs.size() - kLinearWindow] : kNoOp;
-      recvs.push_back(addRecv(s, from, tag, atOut(x.recv_off[from]), x.recv_len[from], {after}));
-    }
+    const auto tag = static_cast<uint32_t>(k);
+    const uint32_t snd = b.send(to, tag, atIn(x.send_off[to]), x.send_len[to], {window(sends)});
+    if (snd != kNoOp) sends.push_back(snd);
+    const uint32_t rcv =
+        b.recv(from, tag, atOut(x.recv_off[from]), x.recv_len[from], {window(recvs)});
+    if (rcv != kNoOp) recvs.push_back(rcv);
   }
-  s.finalize();
-  return s;
+  return b.finish();
 }
 
 }  // namespace

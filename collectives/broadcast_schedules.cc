@@ -6,7 +6,7 @@
 #include <bit>
 
 #include "collectives/movement_schedules.h"
-#include "collectives/schedule_ops.h"
+#include "collectives/schedule_builder.h"
 
 namespace ccscope::collectives {
 
@@ -40,21 +40,15 @@ Schedule chainBroadcastSchedule(const ScheduleParams& p) {
   if (n == 1) return copySchedule(p, p.count);
   const Relative rel{n, p.root};
   const int v = rel.virt(p.rank);
-  Schedule s = newSchedule(p);
-  const Segments seg(p.count, p.segment_elems);
-  if (v == 0) addCopy(s, atOut(0), atIn(0), p.count);
+  ScheduleBuilder b(p);
+  if (v == 0) b.copy(atOut(0), atIn(0), p.count);
   const int next = rel.real(v + 1), prev = rel.real(v - 1);
-  for (uint64_t g = 0; g < seg.count(); ++g) {
-    const uint32_t tag = static_cast<uint32_t>(g);
-    if (v == 0) {
-      addSend(s, next, tag, atIn(seg.offset(g)), seg.size(g));
-      continue;
-    }
-    const uint32_t rcv = addRecv(s, prev, tag, atOut(seg.offset(g)), seg.size(g));
-    if (v < n - 1) addSend(s, next, tag, atOut(seg.offset(g)), seg.size(g), {rcv});
-  }
-  s.finalize();
-  return s;
+  Segments(p.count, p.segment_elems).forEach(0, [&](uint64_t g, uint64_t off, uint64_t len) {
+    const auto tag = static_cast<uint32_t>(g);
+    if (v != 0) b.recv(prev, tag, atOut(off), len);
+    if (v < n - 1) b.send(next, tag, v == 0 ? atIn(off) : atOut(off), len);
+  });
+  return b.finish();
 }
 
 Schedule binomialBroadcastSchedule(const ScheduleParams& p) {
@@ -62,20 +56,15 @@ Schedule binomialBroadcastSchedule(const ScheduleParams& p) {
   if (n == 1) return copySchedule(p, p.count);
   const Relative rel{n, p.root};
   const int v = rel.virt(p.rank);
-  Schedule s = newSchedule(p);
-  const Segments seg(p.count, p.segment_elems);
-  if (v == 0) addCopy(s, atOut(0), atIn(0), p.count);
+  ScheduleBuilder b(p);
+  if (v == 0) b.copy(atOut(0), atIn(0), p.count);
   const std::vector<int> kids = childrenOf(v, n);
-  for (uint64_t g = 0; g < seg.count(); ++g) {
-    const uint32_t tag = static_cast<uint32_t>(g);
-    const uint64_t off = seg.offset(g), len = seg.size(g);
-    uint32_t have = kNoOp;
-    if (v != 0) have = addRecv(s, rel.real(parentOf(v)), tag, atOut(off), len);
-    for (int kid : kids)
-      addSend(s, rel.real(kid), tag, v == 0 ? atIn(off) : atOut(off), len, {have});
-  }
-  s.finalize();
-  return s;
+  Segments(p.count, p.segment_elems).forEach(0, [&](uint64_t g, uint64_t off, uint64_t len) {
+    const auto tag = static_cast<uint32_t>(g);
+    if (v != 0) b.recv(rel.real(parentOf(v)), tag, atOut(off), len);
+    for (int kid : kids) b.send(rel.real(kid), tag, v == 0 ? atIn(off) : atOut(off), len);
+  });
+  return b.finish();
 }
 
 namespace {
@@ -101,33 +90,26 @@ Schedule scatterAllgatherBroadcastSchedule(const ScheduleParams& p) {
   const Relative rel{n, p.root};
   const int v = rel.virt(p.rank);
   const Pieces pc{p.count, n};
-  Schedule s = newSchedule(p);
-  if (v == 0) addCopy(s, atOut(0), atIn(0), p.count);
+  ScheduleBuilder b(p);
+  if (v == 0) b.copy(atOut(0), atIn(0), p.count);
   auto from = [&](uint64_t off) { return v == 0 ? atIn(off) : atOut(off); };
   // Scatter: v receives the pieces of its subtree and passes each child the child's subtree.
-  std::vector<uint32_t> ready(n, kNoOp);  // the op after which piece j is in this output
   if (v != 0) {
     const int end = subtreeEnd(v, n);
-    const uint32_t rcv =
-        addRecv(s, rel.real(parentOf(v)), kScatterTag, atOut(pc.at(v)), pc.len(v, end));
-    for (int j = v; j < end; ++j) ready[j] = rcv;
+    b.recv(rel.real(parentOf(v)), kScatterTag, atOut(pc.at(v)), pc.len(v, end));
   }
   for (int kid : childrenOf(v, n))
-    addSend(s, rel.real(kid), kScatterTag, from(pc.at(kid)), pc.len(kid, subtreeEnd(kid, n)),
-            {ready[kid]});
+    b.send(rel.real(kid), kScatterTag, from(pc.at(kid)), pc.len(kid, subtreeEnd(kid, n)));
   // Ring allgather over virtual ranks, skipping pieces the receiver already holds: step k
   // passes piece v-k (held, or received at step k-1) to v+1 and receives piece v-1-k.
   const int right = ringMod(v + 1, n), left = ringMod(v - 1, n);
   for (int k = 0; k < n - 1; ++k) {
     const uint32_t tag = kScatterTag + 1 + static_cast<uint32_t>(k);
     const int js = ringMod(v - k, n), jr = ringMod(v - 1 - k, n);
-    if (!holds(right, js, n))
-      addSend(s, rel.real(right), tag, from(pc.at(js)), pc.len(js, js + 1), {ready[js]});
-    if (!holds(v, jr, n))
-      ready[jr] = addRecv(s, rel.real(left), tag, atOut(pc.at(jr)), pc.len(jr, jr + 1));
+    if (!holds(right, js, n)) b.send(rel.real(right), tag, from(pc.at(js)), pc.len(js, js + 1));
+    if (!holds(v, jr, n)) b.recv(rel.real(left), tag, atOut(pc.at(jr)), pc.len(jr, jr + 1));
   }
-  s.finalize();
-  return s;
+  return b.finish();
 }
 
 }  // namespace ccscope::collectives

@@ -2,14 +2,10 @@
 
 namespace ccscope::collectives {
 
-namespace {
-Span at(Span s, uint64_t off) { return {s.buf, s.offset + off}; }
-}  // namespace
-
 void foldIn(ScheduleBuilder& b, const PowerOfTwoFold& f, int rank, const FoldPlan& plan) {
   const int partner = f.foldPartner(rank);
   if (partner < 0) return;
-  forEachSegment(0, plan.count, plan.segment, [&](uint64_t g, uint64_t off, uint64_t len) {
+  Segments(plan.count, plan.segment).forEach(0, [&](uint64_t g, uint64_t off, uint64_t len) {
     const uint32_t tag = plan.tag_base + static_cast<uint32_t>(g);
     if (f.extra(rank)) {
       b.send(partner, tag, {Buf::kInput, off}, len);
@@ -23,7 +19,7 @@ void foldIn(ScheduleBuilder& b, const PowerOfTwoFold& f, int rank, const FoldPla
 void foldOut(ScheduleBuilder& b, const PowerOfTwoFold& f, int rank, const FoldPlan& plan) {
   const int partner = f.foldPartner(rank);
   if (partner < 0) return;
-  forEachSegment(0, plan.count, plan.segment, [&](uint64_t g, uint64_t off, uint64_t len) {
+  Segments(plan.count, plan.segment).forEach(0, [&](uint64_t g, uint64_t off, uint64_t len) {
     const uint32_t tag = plan.tag_base + static_cast<uint32_t>(g);
     if (f.extra(rank))
       b.recv(partner, tag, {Buf::kOutput, off}, len);

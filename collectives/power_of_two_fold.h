@@ -30,8 +30,9 @@ struct PowerOfTwoFold {
   int realRank(int new_rank) const { return new_rank < rem ? 2 * new_rank + 1 : new_rank + rem; }
 };
 
-// Where a fold's messages go: tags are tag_base + segment; the receiving rank lands the extra
-// rank's input at `landing` and writes input + landing to `sum` (both count elements long).
+// Where a fold's messages go: tags are tag_base + segment (Segments(count, segment)); the receiving
+// rank lands the extra rank's input at `landing` and writes input + landing to `sum` (both count
+// elements long).
 struct FoldPlan {
   uint64_t count = 0;
   uint64_t segment = 1;

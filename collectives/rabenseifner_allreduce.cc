@@ -12,13 +12,10 @@
 #include "collectives/allreduce_schedules.h"
 #include "collectives/power_of_two_fold.h"
 #include "collectives/schedule_builder.h"
-#include "collectives/schedule_ops.h"
 
 namespace ccscope::collectives {
 
 namespace {
-
-Span at(Span s, uint64_t off) { return {s.buf, s.offset + off}; }
 
 struct Blocks {
   uint64_t count;
@@ -46,17 +43,17 @@ void reduceScatter(const Ctx& c, Span acc) {
     const int keep_lo = upper ? mid : lo, keep_hi = upper ? hi : mid;
     const int give_lo = upper ? lo : mid, give_hi = upper ? mid : hi;
     const uint32_t tag_base = static_cast<uint32_t>(1 + j) * c.phase_tags;
-    forEachSegment(c.blocks.offset(give_lo), c.blocks.length(give_lo, give_hi), c.seg,
-                   [&](uint64_t g, uint64_t off, uint64_t len) {
-                     c.b.send(peer, tag_base + static_cast<uint32_t>(g), at(acc, off), len);
-                   });
+    Segments(c.blocks.length(give_lo, give_hi), c.seg)
+        .forEach(c.blocks.offset(give_lo), [&](uint64_t g, uint64_t off, uint64_t len) {
+          c.b.send(peer, tag_base + static_cast<uint32_t>(g), at(acc, off), len);
+        });
     // The landing slot is scratch at the element's own offset: later steps land inside the
     // range this one reduced, and the builder orders each landing after that reduction.
-    forEachSegment(c.blocks.offset(keep_lo), c.blocks.length(keep_lo, keep_hi), c.seg,
-                   [&](uint64_t g, uint64_t off, uint64_t len) {
-                     c.b.recv(peer, tag_base + static_cast<uint32_t>(g), {Buf::kScratch, off}, len);
-                     c.b.reduce({Buf::kOutput, off}, at(acc, off), {Buf::kScratch, off}, len);
-                   });
+    Segments(c.blocks.length(keep_lo, keep_hi), c.seg)
+        .forEach(c.blocks.offset(keep_lo), [&](uint64_t g, uint64_t off, uint64_t len) {
+          c.b.recv(peer, tag_base + static_cast<uint32_t>(g), {Buf::kScratch, off}, len);
+          c.b.reduce({Buf::kOutput, off}, at(acc, off), {Buf::kScratch, off}, len);
+        });
     acc = {Buf::kOutput, 0};
     lo = keep_lo;
     hi = keep_hi;
@@ -69,14 +66,14 @@ void allgather(const Ctx& c) {
     const int mask = 1 << j, theirs = lo ^ mask;
     const int peer = c.f.realRank(c.me ^ mask);
     const uint32_t tag_base = static_cast<uint32_t>(1 + c.f.rounds + j) * c.phase_tags;
-    forEachSegment(c.blocks.offset(lo), c.blocks.length(lo, lo + mask), c.seg,
-                   [&](uint64_t g, uint64_t off, uint64_t len) {
-                     c.b.send(peer, tag_base + static_cast<uint32_t>(g), {Buf::kOutput, off}, len);
-                   });
-    forEachSegment(c.blocks.offset(theirs), c.blocks.length(theirs, theirs + mask), c.seg,
-                   [&](uint64_t g, uint64_t off, uint64_t len) {
-                     c.b.recv(peer, tag_base + static_cast<uint32_t>(g), {Buf::kOutput, off}, len);
-                   });
+    Segments(c.blocks.length(lo, lo + mask), c.seg)
+        .forEach(c.blocks.offset(lo), [&](uint64_t g, uint64_t off, uint64_t len) {
+          c.b.send(peer, tag_base + static_cast<uint32_t>(g), {Buf::kOutput, off}, len);
+        });
+    Segments(c.blocks.length(theirs, theirs + mask), c.seg)
+        .forEach(c.blocks.offset(theirs), [&](uint64_t g, uint64_t off, uint64_t len) {
+          c.b.recv(peer, tag_base + static_cast<uint32_t>(g), {Buf::kOutput, off}, len);
+        });
     lo = std::min(lo, theirs);
   }
 }
@@ -86,30 +83,27 @@ void allgather(const Ctx& c) {
 Schedule rabenseifnerAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t segment_elems,
                                        bool avg) {
   if (ranks == 1) return copySchedule({.rank = rank, .count = count}, count);
-  Schedule s = newSchedule({.rank = rank, .ranks = ranks, .count = count});
-  ScheduleBuilder b(s);
-  s.scratch_elems = count;
-  const uint64_t seg = std::max<uint64_t>(1, segment_elems);
+  ScheduleBuilder b({.rank = rank, .ranks = ranks, .count = count});
+  b.setScratch(count);
   const PowerOfTwoFold f(ranks);
   // Tags: phase * (segments of the buffer) + segment; phase 0 folds in, 1..rounds reduce-scatter,
   // rounds+1..2*rounds allgather, 2*rounds+1 folds out.
-  const uint32_t phase_tags = static_cast<uint32_t>(segmentCount(count, seg));
-  FoldPlan plan{count, seg, 0, {Buf::kScratch, 0}, {Buf::kOutput, 0}};
+  const uint32_t phase_tags = static_cast<uint32_t>(Segments(count, segment_elems).count());
+  FoldPlan plan{count, segment_elems, 0, {Buf::kScratch, 0}, {Buf::kOutput, 0}};
   foldIn(b, f, rank, plan);
   if (!f.extra(rank)) {
-    const Ctx c{b, f, Blocks{count, f.pof2}, seg, phase_tags, f.newRank(rank)};
+    const Ctx c{b, f, Blocks{count, f.pof2}, segment_elems, phase_tags, f.newRank(rank)};
     reduceScatter(c, f.foldPartner(rank) >= 0 ? Span{Buf::kOutput, 0} : Span{Buf::kInput, 0});
     if (avg)  // the owned block is final: scale it once, before it is passed on
-      forEachSegment(c.blocks.offset(c.me), c.blocks.length(c.me, c.me + 1), seg,
-                     [&](uint64_t, uint64_t off, uint64_t len) {
-                       b.scale({Buf::kOutput, off}, len);
-                     });
+      Segments(c.blocks.length(c.me, c.me + 1), segment_elems)
+          .forEach(c.blocks.offset(c.me), [&](uint64_t, uint64_t off, uint64_t len) {
+            b.scale({Buf::kOutput, off}, len);
+          });
     allgather(c);
   }
   plan.tag_base = static_cast<uint32_t>(2 * f.rounds + 1) * phase_tags;
   foldOut(b, f, rank, plan);
-  s.finalize();
-  return s;
+  return b.finish();
 }
 
 }  // namespace ccscope::collectives

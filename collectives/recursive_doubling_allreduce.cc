@@ -12,33 +12,25 @@
 #include "collectives/allreduce_schedules.h"
 #include "collectives/power_of_two_fold.h"
 #include "collectives/schedule_builder.h"
-#include "collectives/schedule_ops.h"
 
 namespace ccscope::collectives {
-
-namespace {
-
-Span at(Span s, uint64_t off) { return {s.buf, s.offset + off}; }
-
-}  // namespace
 
 Schedule recursiveDoublingAllreduceSchedule(int rank, int ranks, uint64_t count,
                                             uint64_t segment_elems, bool avg) {
   if (ranks == 1) return copySchedule({.rank = rank, .count = count}, count);
-  Schedule s = newSchedule({.rank = rank, .ranks = ranks, .count = count});
-  s.scratch_elems = 3 * count;  // two receive slots, one accumulator
-  ScheduleBuilder b(s);
-  const uint64_t seg = std::max<uint64_t>(1, segment_elems);
+  ScheduleBuilder b({.rank = rank, .ranks = ranks, .count = count});
+  b.setScratch(3 * count);  // two receive slots, one accumulator
+  const Segments segs(count, segment_elems);
   const PowerOfTwoFold f(ranks);
   const int rounds = f.rounds;
   // Tags: phase * (segments of the buffer) + segment; phase 0 folds in, k+1 is round k, and
   // rounds+1 folds out. Both ends of a message know its phase and segment.
-  const uint32_t phase_tags = static_cast<uint32_t>(segmentCount(count, seg));
+  const uint32_t phase_tags = static_cast<uint32_t>(segs.count());
   // The partial sum after k rounds lives in Output when rounds-k is even, else in the slot.
   auto sumAfter = [&](int k) {
     return (rounds - k) % 2 == 0 ? Span{Buf::kOutput, 0} : Span{Buf::kScratch, 2 * count};
   };
-  FoldPlan plan{count, seg, 0, {Buf::kScratch, count}, sumAfter(0)};
+  FoldPlan plan{count, segment_elems, 0, {Buf::kScratch, count}, sumAfter(0)};
   foldIn(b, f, rank, plan);
   if (!f.extra(rank)) {
     Span acc = f.foldPartner(rank) >= 0 ? sumAfter(0) : Span{Buf::kInput, 0};
@@ -47,7 +39,7 @@ Schedule recursiveDoublingAllreduceSchedule(int rank, int ranks, uint64_t count,
       const int peer = f.realRank(me ^ (1 << k));
       const Span landing{Buf::kScratch, (k % 2) * count}, next = sumAfter(k + 1);
       const uint32_t tag_base = static_cast<uint32_t>(k + 1) * phase_tags;
-      forEachSegment(0, count, seg, [&](uint64_t g, uint64_t off, uint64_t len) {
+      segs.forEach(0, [&](uint64_t g, uint64_t off, uint64_t len) {
         const uint32_t tag = tag_base + static_cast<uint32_t>(g);
         b.send(peer, tag, at(acc, off), len);
         b.recv(peer, tag, at(landing, off), len);
@@ -56,14 +48,13 @@ Schedule recursiveDoublingAllreduceSchedule(int rank, int ranks, uint64_t count,
       acc = next;
     }
     if (avg)
-      forEachSegment(0, count, seg, [&](uint64_t, uint64_t off, uint64_t len) {
+      segs.forEach(0, [&](uint64_t, uint64_t off, uint64_t len) {
         b.scale({Buf::kOutput, off}, len);
       });
   }
   plan.tag_base = static_cast<uint32_t>(rounds + 1) * phase_tags;
   foldOut(b, f, rank, plan);
-  s.finalize();
-  return s;
+  return b.finish();
 }
 
 }  // namespace ccscope::collectives

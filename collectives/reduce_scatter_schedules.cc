@@ -7,7 +7,7 @@
 #include <bit>
 
 #include "collectives/movement_schedules.h"
-#include "collectives/schedule_ops.h"
+#include "collectives/schedule_builder.h"
 
 namespace ccscope::collectives {
 
@@ -15,34 +15,28 @@ Schedule ringReduceScatterSchedule(const ScheduleParams& p) {
   const int n = p.ranks, r = p.rank;
   const uint64_t block = p.count / n;
   if (n == 1) return copySchedule(p, block);
-  Schedule s = newSchedule(p);
-  s.scratch_elems = 2 * block;  // step k receives and accumulates into half k % 2
+  ScheduleBuilder b(p);
+  b.setScratch(2 * block);  // step k receives and accumulates into half k % 2
   const Segments seg(block, p.segment_elems);
-  const uint32_t segs = static_cast<uint32_t>(seg.count());
+  const auto segs = static_cast<uint32_t>(seg.count());
   const int right = ringMod(r + 1, n), left = ringMod(r - 1, n);
   // Step k sends the partial sum of block r-k-1 (its own input at step 0) and receives that of
   // block r-k-2, so after n-1 steps the block received last is r, complete.
-  std::vector<uint32_t> reduced(segs, kNoOp), sent(segs, kNoOp);
   for (int k = 0; k < n - 1; ++k) {
     const bool last = k == n - 2;
     const uint64_t send_blk = ringMod(r - k - 1, n) * block;
     const uint64_t recv_blk = ringMod(r - k - 2, n) * block;
     const uint64_t half = (k % 2) * block, prev_half = ((k + 1) % 2) * block;
-    for (uint32_t g = 0; g < segs; ++g) {
-      const uint32_t tag = static_cast<uint32_t>(k) * segs + g;
-      const uint64_t off = seg.offset(g), len = seg.size(g);
-      Span src = k == 0 ? atIn(send_blk + off) : atScratch(prev_half + off);
-      const uint32_t snd = addSend(s, right, tag, src, len, {reduced[g]});
-      // Half k % 2 was last read by step k-1's send (it holds step k-2's partial sum).
-      const uint32_t rcv = addRecv(s, left, tag, atScratch(half + off), len, {sent[g]});
-      Span dst = last ? atOut(off) : atScratch(half + off);
-      reduced[g] = addReduce(s, dst, atIn(recv_blk + off), atScratch(half + off), len, {rcv});
-      if (last && p.avg) addScale(s, atOut(off), len, {reduced[g]});
-      sent[g] = snd;
-    }
+    seg.forEach(0, [&](uint64_t g, uint64_t off, uint64_t len) {
+      const uint32_t tag = static_cast<uint32_t>(k) * segs + static_cast<uint32_t>(g);
+      b.send(right, tag, k == 0 ? atIn(send_blk + off) : atScratch(prev_half + off), len);
+      b.recv(left, tag, atScratch(half + off), len);
+      const Span dst = last ? atOut(off) : atScratch(half + off);
+      b.reduce(dst, atIn(recv_blk + off), atScratch(half + off), len);
+      if (last && p.avg) b.scale(atOut(off), len);
+    });
   }
-  s.finalize();
-  return s;
+  return b.finish();
 }
 
 namespace {
@@ -60,79 +54,52 @@ struct Halving {
   uint64_t elem(int v) const { return static_cast<uint64_t>(firstBlock(v)) * block; }
 };
 
-// Which op last wrote each range of the accumulator: later readers depend on the overlapping.
-struct Piece {
-  uint64_t begin, end;
-  uint32_t op;
-};
-
-std::vector<uint32_t> overlapping(const std::vector<Piece>& pieces, uint64_t begin, uint64_t end) {
-  std::vector<uint32_t> out;
-  // A piece overlaps when the ranges intersect; an empty piece when it lies inside [begin, end].
-  for (const Piece& pc : pieces) {
-    const bool intersects = pc.begin < end && begin < pc.end;
-    const bool empty_inside = pc.begin == pc.end && pc.begin >= begin && pc.begin <= end;
-    if (intersects || empty_inside) out.push_back(pc.op);
-  }
-  return out;
-}
-
 constexpr uint32_t kFoldTag = 0;       // even rank's input to its odd partner
 constexpr uint32_t kReturnTag = 1;     // the even rank's reduced block back
 constexpr uint32_t kFirstStepTag = 2;  // then step j, segment g: kFirstStepTag + (j << 16) + g
 
-// The log2 p exchanges of virtual rank v; returns the pieces of its final window. The
-// accumulator lives at scratch [0, count), receives at scratch [count, 2 count), each at the
-// element offsets of the data they hold.
-std::vector<Piece> halve(Schedule& s, const ScheduleParams& prm, const Halving& h, int v,
-                         std::vector<Piece> acc) {
+// The log2 p exchanges of virtual rank v. The accumulator lives at scratch [0, count), receives
+// at scratch [count, 2 count), each at the element offsets of the data they hold; `from_input`:
+// no fold fed the accumulator, so the first step reads the input.
+void halve(ScheduleBuilder& b, const ScheduleParams& prm, const Halving& h, int v,
+           bool from_input) {
   const uint64_t count = prm.count, own = static_cast<uint64_t>(prm.rank) * h.block;
   int lo = 0;
   uint32_t step = 0;
-  for (int size = h.p; size > 1; size /= 2, ++step) {
+  for (int size = h.p; size > 1; size /= 2, ++step, from_input = false) {
     const int half = size / 2, mid = lo + half;
     const bool lower = v < mid;
     const int peer = h.realRank(lower ? v + half : v - half);
     const uint64_t keep_b = h.elem(lower ? lo : mid), keep_e = h.elem(lower ? mid : lo + size);
     const uint64_t give_b = h.elem(lower ? mid : lo), give_e = h.elem(lower ? lo + size : mid);
-    const bool from_input = acc.empty(), last = half == 1;
-    const Segments give(give_e - give_b, prm.segment_elems),
-        keep(keep_e - keep_b, prm.segment_elems);
+    const bool last = half == 1;
+    auto acc = [&](uint64_t x) { return from_input ? atIn(x) : atScratch(x); };
     // Each step has its own partner, so tags only need to order one step's segments.
     const uint32_t tag0 = kFirstStepTag + (step << 16);
-    for (uint64_t g = 0; g < give.count(); ++g) {
-      const uint64_t b = give_b + give.offset(g), len = give.size(g);
-      addSend(s, peer, tag0 + static_cast<uint32_t>(g), from_input ? atIn(b) : atScratch(b), len,
-              overlapping(acc, b, b + len));
-    }
-    std::vector<Piece> now;
-    for (uint64_t g = 0; g < keep.count(); ++g) {
-      const uint64_t b = keep_b + keep.offset(g), e = b + keep.size(g);
-      // The receive area was last read by the reductions that wrote the same accumulator range.
-      const std::vector<uint32_t> prior = overlapping(acc, b, e);
-      const uint32_t rcv =
-          addRecv(s, peer, tag0 + static_cast<uint32_t>(g), atScratch(count + b), e - b, prior);
-      std::vector<uint32_t> deps = prior;
-      deps.push_back(rcv);
-      auto reduce = [&](uint64_t x, uint64_t y, bool to_output) {
-        Span dst = to_output ? atOut(x - own) : atScratch(x);
-        Span a = from_input ? atIn(x) : atScratch(x);
-        now.push_back({x, y, addReduce(s, dst, a, atScratch(count + x), y - x, deps)});
-      };
-      if (!last || b == e) {
-        reduce(b, e, false);
-        continue;
-      }
-      // On the last step the part that is this rank's block goes straight to the output.
-      const uint64_t x = std::clamp(own, b, e), y = std::clamp(own + h.block, b, e);
-      if (b < x) reduce(b, x, false);
-      if (x < y) reduce(x, y, true);
-      if (y < e) reduce(y, e, false);
-    }
-    acc = std::move(now);
+    Segments(give_e - give_b, prm.segment_elems)
+        .forEach(give_b, [&](uint64_t g, uint64_t x, uint64_t len) {
+          b.send(peer, tag0 + static_cast<uint32_t>(g), acc(x), len);
+        });
+    Segments(keep_e - keep_b, prm.segment_elems)
+        .forEach(keep_b, [&](uint64_t g, uint64_t x, uint64_t len) {
+          b.recv(peer, tag0 + static_cast<uint32_t>(g), atScratch(count + x), len);
+          auto reduce = [&](uint64_t from, uint64_t to, bool to_output) {
+            b.reduce(to_output ? atOut(from - own) : atScratch(from), acc(from),
+                     atScratch(count + from), to - from);
+          };
+          if (!last) {
+            reduce(x, x + len, false);
+            return;
+          }
+          // On the last step the part that is this rank's block goes straight to the output.
+          const uint64_t e = x + len, ob = std::clamp(own, x, e);
+          const uint64_t oe = std::clamp(own + h.block, x, e);
+          reduce(x, ob, false);
+          reduce(ob, oe, true);
+          reduce(oe, e, false);
+        });
     lo = lower ? lo : mid;
   }
-  return acc;
 }
 
 }  // namespace
@@ -143,30 +110,24 @@ Schedule recursiveHalvingReduceScatterSchedule(const ScheduleParams& p) {
   if (n == 1) return copySchedule(p, block);
   const int pow2 = static_cast<int>(std::bit_floor(static_cast<unsigned>(n)));
   const Halving h{n, pow2, n - pow2, block};
-  Schedule s = newSchedule(p);
-  s.scratch_elems = 2 * p.count;
+  ScheduleBuilder b(p);
+  b.setScratch(2 * p.count);
   const int v = h.virtualRank(r);
-  if (v < 0) {  // folded out: hand everything to r+1, get block r back
-    const uint32_t snd = addSend(s, r + 1, kFoldTag, atIn(0), p.count);
-    const uint32_t rcv =
-        addRecv(s, r + 1, kReturnTag, atOut(0), block, {snd});  // in place: aliases the input
-    if (p.avg) addScale(s, atOut(0), block, {rcv});
-    s.finalize();
-    return s;
+  if (v < 0) {  // folded out: hand everything to r+1, get block r back (in place: the input)
+    b.send(r + 1, kFoldTag, atIn(0), p.count);
+    b.recv(r + 1, kReturnTag, atOut(0), block);
+    if (p.avg) b.scale(atOut(0), block);
+    return b.finish();
   }
-  std::vector<Piece> acc;
-  if (r < 2 * h.q) {  // absorb the even partner's input
-    const uint32_t rcv = addRecv(s, r - 1, kFoldTag, atScratch(p.count), p.count);
-    acc.push_back(
-        {0, p.count, addReduce(s, atScratch(0), atIn(0), atScratch(p.count), p.count, {rcv})});
+  const bool fold = r < 2 * h.q;
+  if (fold) {  // absorb the even partner's input
+    b.recv(r - 1, kFoldTag, atScratch(p.count), p.count);
+    b.reduce(atScratch(0), atIn(0), atScratch(p.count), p.count);
   }
-  std::vector<Piece> final_pieces = halve(s, p, h, v, std::move(acc));
-  if (r < 2 * h.q)
-    addSend(s, r - 1, kReturnTag, atScratch(own - block), block,
-            overlapping(final_pieces, own - block, own));
-  if (p.avg) addScale(s, atOut(0), block, overlapping(final_pieces, own, own + block));
-  s.finalize();
-  return s;
+  halve(b, p, h, v, !fold);
+  if (fold) b.send(r - 1, kReturnTag, atScratch(own - block), block);
+  if (p.avg) b.scale(atOut(0), block);
+  return b.finish();
 }
 
 }  // namespace ccscope::collectives

@@ -1,25 +1,8 @@
 #include "collectives/schedule.h"
 
-#include "core/check.h"
+#include "collectives/schedule_builder.h"
 
 namespace ccscope::collectives {
-
-uint32_t Schedule::add(const Op& op, const std::vector<uint32_t>& after) {
-  Op o = op;
-  o.dep_begin = static_cast<uint32_t>(deps.size());
-  for (uint32_t d : after) {
-    if (d == UINT32_MAX) continue;  // "no dependency" placeholder
-    CCSCOPE_CHECK(d < ops.size(), "dependency on a later op");
-    deps.push_back(d);
-  }
-  o.dep_count = static_cast<uint32_t>(deps.size()) - o.dep_begin;
-  ops.push_back(o);
-  return static_cast<uint32_t>(ops.size() - 1);
-}
-
-uint32_t Schedule::add(const Op& op, std::initializer_list<uint32_t> after) {
-  return add(op, std::vector<uint32_t>(after));
-}
 
 void Schedule::finalize() {
   std::vector<uint32_t> counts(ops.size(), 0);
@@ -39,19 +22,16 @@ void Schedule::finalize() {
 }
 
 Schedule barrierSchedule(int rank, int ranks) {
-  Schedule s;
-  s.rank = rank;
-  s.ranks = ranks;
-  uint32_t prev_recv = UINT32_MAX;
+  ScheduleBuilder b({.rank = rank, .ranks = ranks});
+  // Round k's messages prove every rank up to 2^(k+1)-1 behind has arrived, but only once
+  // round k-1's receive is in: an ordering that touches no memory, so it is stated.
+  uint32_t prev_recv = kNoOp;
   uint32_t round = 0;
   for (int dist = 1; dist < ranks; dist *= 2, ++round) {
-    Op send{.kind = OpKind::kSend, .peer = (rank + dist) % ranks, .tag = round};
-    Op recv{.kind = OpKind::kRecv, .peer = (rank - dist + ranks) % ranks, .tag = round};
-    s.add(send, {prev_recv});
-    prev_recv = s.add(recv, {prev_recv});
+    b.sendSignal((rank + dist) % ranks, round, {prev_recv});
+    prev_recv = b.recvSignal((rank - dist + ranks) % ranks, round, {prev_recv});
   }
-  s.finalize();
-  return s;
+  return b.finish();
 }
 
 }  // namespace ccscope::collectives

@@ -1,6 +1,8 @@
 // An algorithm as data: a pure schedule of sends, receives and local reductions with explicit
 // dependencies, built once per (rank, ranks, count, segment) outside the timed loop and run by
 // the one executor. Schedules never see a transport, so they are unit-tested on their own.
+// Schedules are written with ScheduleBuilder (schedule_builder.h), which derives every
+// dependency from the memory the ops touch; this header is the data the executor reads.
 //
 // Matching rule the executor relies on: sends to one peer, and receives from one peer, are
 // posted in schedule order, and every schedule emits a pair's messages in the same order on
@@ -42,10 +44,8 @@ struct Schedule {
   std::vector<uint32_t> deps;
   std::vector<uint32_t> dependents;
 
-  // Appends an op depending on `after` (indices of earlier ops); returns its index.
-  uint32_t add(const Op& op, std::initializer_list<uint32_t> after = {});
-  uint32_t add(const Op& op, const std::vector<uint32_t>& after);
-  // Builds the dependents lists; call once after the last add.
+  // Rebuilds the dependents lists from `deps` (ScheduleBuilder::finish does; a test that edits
+  // `deps` by hand calls it again).
   void finalize();
 };
 

@@ -11,7 +11,6 @@
 
 #include "collectives/allreduce_schedules.h"
 #include "collectives/schedule_builder.h"
-#include "collectives/schedule_ops.h"
 
 namespace ccscope::collectives {
 
@@ -87,8 +86,8 @@ void broadcastDown(const TreeCtx& c, int t, uint64_t g, uint64_t off, uint64_t l
 template <class F>
 void onSegment(const TreeCtx& c, int t, uint64_t g, F&& f) {
   const Half& h = c.halves[t];
-  if (g * c.seg >= h.length) return;
-  f(c, t, g, h.offset + g * c.seg, std::min(c.seg, h.length - g * c.seg));
+  const Segments segs(h.length, c.seg);
+  if (g < segs.count()) f(c, t, g, h.offset + segs.offset(g), segs.size(g));
 }
 
 }  // namespace
@@ -107,18 +106,12 @@ std::array<TreeLinks, 2> doubleBinaryTree(int rank, int ranks) {
 Schedule treeAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t segment_elems,
                                bool avg) {
   if (ranks == 1) return copySchedule({.rank = rank, .count = count}, count);
-  Schedule s = newSchedule({.rank = rank, .ranks = ranks, .count = count});
-  ScheduleBuilder b(s);
-  s.scratch_elems = 2 * count;  // a landing slot per child
+  ScheduleBuilder b({.rank = rank, .ranks = ranks, .count = count});
+  b.setScratch(2 * count);  // a landing slot per child
   const auto trees = doubleBinaryTree(rank, ranks);
   const uint64_t mid = partOffset(count, 2, 1);
-  const TreeCtx c{b,
-                  trees,
-                  {Half{0, mid}, Half{mid, count - mid}},
-                  count,
-                  std::max<uint64_t>(1, segment_elems),
-                  avg};
-  const uint64_t segs = segmentCount(mid, c.seg);  // half 0 is the longer one
+  const TreeCtx c{b, trees, {Half{0, mid}, Half{mid, count - mid}}, count, segment_elems, avg};
+  const uint64_t segs = Segments(mid, c.seg).count();  // half 0 is the longer one
   // Segment g's broadcast is emitted after segment g+1's reduction: per-peer messages are posted
   // in schedule order, and where one tree's up-link is the other's down-link this lets the next
   // reduction start before the last broadcast is ready.
@@ -126,8 +119,7 @@ Schedule treeAllreduceSchedule(int rank, int ranks, uint64_t count, uint64_t seg
     for (int t = 0; t < 2 && tick < segs; ++t) onSegment(c, t, tick, reduceUp);
     for (int t = 0; t < 2 && tick > 0; ++t) onSegment(c, t, tick - 1, broadcastDown);
   }
-  s.finalize();
-  return s;
+  return b.finish();
 }
 
 }  // namespace ccscope::collectives

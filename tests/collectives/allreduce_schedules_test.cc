@@ -14,6 +14,7 @@
 
 #include "collectives/power_of_two_fold.h"
 #include "lineage_sim.h"
+#include "schedule_hazards.h"
 #include "schedule_sim.h"
 
 namespace ccscope::collectives {
@@ -237,8 +238,9 @@ TEST(AllreduceScheduleCheckTest, CatchesBrokenSchedules) {
     EXPECT_TRUE(!res.ok || res.output[0][lossy[victim].ops[op].dst.offset] != allRanks(n));
     // 3. avg scaled twice on one rank.
     auto twice = buildAll(a, n, count, seg, true);
-    twice[0].add(Op{.kind = OpKind::kScale, .dst = {Buf::kOutput, 0}, .count = count},
-                 {static_cast<uint32_t>(twice[0].ops.size() - 1)});
+    testing::appendOp(twice[0],
+                      Op{.kind = OpKind::kScale, .dst = {Buf::kOutput, 0}, .count = count},
+                      {static_cast<uint32_t>(twice[0].ops.size() - 1)});
     twice[0].finalize();
     EXPECT_NE(testing::LineageSim(twice, count, {.avg = true}).run(), "");
     // 4. avg never scaled.

@@ -313,10 +313,11 @@ TEST(MovementCheckerTest, CatchesARingThatDeadlocksWhenSendsWaitForReceives) {
   for (int r = 0; r < 3; ++r) {
     s[r].rank = r;
     s[r].ranks = 3;
-    uint32_t snd =
-        s[r].add(Op{.kind = OpKind::kSend, .peer = (r + 1) % 3, .a = {Buf::kInput, 0}, .count = 1});
-    s[r].add(Op{.kind = OpKind::kRecv, .peer = (r + 2) % 3, .dst = {Buf::kOutput, 0}, .count = 1},
-             {snd});
+    uint32_t snd = testing::appendOp(
+        s[r], Op{.kind = OpKind::kSend, .peer = (r + 1) % 3, .a = {Buf::kInput, 0}, .count = 1});
+    testing::appendOp(
+        s[r], Op{.kind = OpKind::kRecv, .peer = (r + 2) % 3, .dst = {Buf::kOutput, 0}, .count = 1},
+        {snd});
     s[r].finalize();
   }
   EXPECT_TRUE(testing::simulate(s, 1).ok);
@@ -326,9 +327,11 @@ TEST(MovementCheckerTest, CatchesARingThatDeadlocksWhenSendsWaitForReceives) {
 TEST(MovementCheckerTest, CatchesBytesBeyondTheFormula) {
   Case c{algo(Collective::kAllgather, "ring"), 4, 16, 4};
   std::string err = check(c, [](std::vector<Schedule>& s) {
-    s[0].add(Op{.kind = OpKind::kSend, .peer = 1, .tag = 999, .a = {Buf::kInput, 0}, .count = 4});
+    testing::appendOp(
+        s[0], Op{.kind = OpKind::kSend, .peer = 1, .tag = 999, .a = {Buf::kInput, 0}, .count = 4});
     s[1].scratch_elems = 4;
-    s[1].add(
+    testing::appendOp(
+        s[1],
         Op{.kind = OpKind::kRecv, .peer = 0, .tag = 999, .dst = {Buf::kScratch, 0}, .count = 4});
     s[0].finalize();
     s[1].finalize();

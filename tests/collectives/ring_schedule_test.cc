@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "collectives/schedule.h"
+#include "schedule_hazards.h"
 #include "schedule_sim.h"
 
 namespace ccscope::collectives {
@@ -78,22 +79,24 @@ TEST(ScheduleSimulatorTest, CatchesADoubleCountedContribution) {
     Schedule& s = scheds[r];
     s.ranks = 2;
     s.scratch_elems = 4;
-    uint32_t send =
-        s.add(Op{.kind = OpKind::kSend, .peer = 1 - r, .a = {Buf::kInput, 0}, .count = 4});
-    uint32_t recv =
-        s.add(Op{.kind = OpKind::kRecv, .peer = 1 - r, .dst = {Buf::kScratch, 0}, .count = 4});
-    uint32_t red = s.add(Op{.kind = OpKind::kReduce,
-                            .dst = {Buf::kOutput, 0},
-                            .a = {Buf::kInput, 0},
-                            .b = {Buf::kScratch, 0},
-                            .count = 4},
-                         {send, recv});
-    s.add(Op{.kind = OpKind::kReduce,
-             .dst = {Buf::kOutput, 0},
-             .a = {Buf::kOutput, 0},
-             .b = {Buf::kScratch, 0},
-             .count = 4},
-          {red});
+    uint32_t send = testing::appendOp(
+        s, Op{.kind = OpKind::kSend, .peer = 1 - r, .a = {Buf::kInput, 0}, .count = 4});
+    uint32_t recv = testing::appendOp(
+        s, Op{.kind = OpKind::kRecv, .peer = 1 - r, .dst = {Buf::kScratch, 0}, .count = 4});
+    uint32_t red = testing::appendOp(s,
+                                     Op{.kind = OpKind::kReduce,
+                                        .dst = {Buf::kOutput, 0},
+                                        .a = {Buf::kInput, 0},
+                                        .b = {Buf::kScratch, 0},
+                                        .count = 4},
+                                     {send, recv});
+    testing::appendOp(s,
+                      Op{.kind = OpKind::kReduce,
+                         .dst = {Buf::kOutput, 0},
+                         .a = {Buf::kOutput, 0},
+                         .b = {Buf::kScratch, 0},
+                         .count = 4},
+                      {red});
     s.finalize();
   }
   EXPECT_FALSE(simulate(scheds, 4).ok);

@@ -30,14 +30,25 @@ inline Span resolve(const Span& sp, const InPlace& ip) {
   return {Buf::kOutput, sp.offset + (sp.buf == Buf::kInput ? ip.in_offset : ip.out_offset)};
 }
 
+// Appends an op to a hand-made schedule: a deliberately broken one, or a transformed copy.
+// Schedules under test come from ScheduleBuilder; only tests write ops and edges by hand.
+inline uint32_t appendOp(Schedule& s, const Op& op, const std::vector<uint32_t>& after = {}) {
+  Op o = op;
+  o.dep_begin = static_cast<uint32_t>(s.deps.size());
+  o.dep_count = static_cast<uint32_t>(after.size());
+  s.deps.insert(s.deps.end(), after.begin(), after.end());
+  s.ops.push_back(o);
+  return static_cast<uint32_t>(s.ops.size() - 1);
+}
+
 inline Schedule inPlaceView(const Schedule& s, uint64_t in_elems, const InPlace& ip) {
   Schedule t = s;
   t.ops.clear();
   t.deps.clear();
-  const uint32_t load = t.add(Op{.kind = OpKind::kCopy,
-                                 .dst = {Buf::kOutput, ip.in_offset},
-                                 .a = {Buf::kInput, 0},
-                                 .count = in_elems});
+  const uint32_t load = appendOp(t, Op{.kind = OpKind::kCopy,
+                                       .dst = {Buf::kOutput, ip.in_offset},
+                                       .a = {Buf::kInput, 0},
+                                       .count = in_elems});
   for (const Op& o : s.ops) {
     Op c = o;
     c.dst = resolve(o.dst, ip);
@@ -45,7 +56,7 @@ inline Schedule inPlaceView(const Schedule& s, uint64_t in_elems, const InPlace&
     c.b = resolve(o.b, ip);
     std::vector<uint32_t> after{load};
     for (uint32_t k = 0; k < o.dep_count; ++k) after.push_back(s.deps[o.dep_begin + k] + 1);
-    t.add(c, after);
+    appendOp(t, c, after);
   }
   t.finalize();
   return t;
