@@ -144,6 +144,7 @@ TEST_P(ScheduleBuilderPairsTest, EveryAlgorithmsPairsAgreeOnEmptyAndTinyCounts) 
         const uint64_t count = roundCount(a.collective, raw, n);
         const AlltoallvPlan plan = sparsePlan(n, raw);
         std::vector<Schedule> scheds;
+        scheds.reserve(n);
         for (int r = 0; r < n; ++r)
           scheds.push_back(a.build(
               {a.collective, r, n, count, segment, false, static_cast<int>(raw) % n, &plan}));
@@ -156,6 +157,7 @@ TEST_P(ScheduleBuilderPairsTest, EveryAlgorithmsPairsAgreeOnEmptyAndTinyCounts) 
 TEST_P(ScheduleBuilderPairsTest, TheBarrierSendsOnlyZeroByteMessagesThatPair) {
   const int n = GetParam();
   std::vector<Schedule> scheds;
+  scheds.reserve(n);
   for (int r = 0; r < n; ++r) scheds.push_back(barrierSchedule(r, n));
   EXPECT_EQ(testing::laneMismatch(scheds), "");
   for (const Schedule& s : scheds)
