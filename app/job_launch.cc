@@ -34,8 +34,11 @@ transports::TransportOptions jobTransportOptions(const launch::LaunchInfo& info,
                                                  const launch::StoreClient& store,
                                                  const std::string& ifname, int tcp_streams,
                                                  size_t shm_single_copy_from) {
-  transports::TransportOptions to{info.size, tcp_streams, ifname,
-                                  ifname.empty() ? store.localAddress() : "", 0};
+  transports::TransportOptions to;
+  to.local_ranks = info.size;
+  to.streams = tcp_streams;
+  to.ifname = ifname;
+  to.listen_host = ifname.empty() ? store.localAddress() : "";
   if (info.source == launch::LaunchSource::kLocal) to.local_ranks = info.size;
   to.single_copy_from = shm_single_copy_from;
   return to;

@@ -3,25 +3,32 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 namespace ccscope::collectives {
 
+using core::Code;
 using core::Status;
 using transports::Request;
+
+struct Executor::Run {
+  transports::Transport& t;
+  const Buffers& bufs;
+  core::Deadline deadline;
+  core::FlightEntry* fe;
+};
 
 void Executor::prepare(const Schedule& s, core::DataType dtype, core::ReduceOp op,
                        uint32_t channel) {
   sched_ = &s;
   channel_ = channel;
   dtype_ = dtype;
+  op_ = op;
   elem_ = core::dataTypeSize(dtype);
-  reduce_ = reduceKernel(dtype, reduceOpForKernel(op));
-  scale_ = scaleKernel(dtype);
-  size_t n = s.ops.size();
+  const size_t n = s.ops.size();
   remaining_.assign(n, 0);
   ready_.assign(n, 0);
+  finished_.assign(n, 0);
   local_queue_.clear();
   local_queue_.reserve(n);
   lanes_.assign(2 * static_cast<size_t>(s.ranks), {});
@@ -34,6 +41,10 @@ void Executor::prepare(const Schedule& s, core::DataType dtype, core::ReduceOp o
     lanes_[lane].push_back(i);
   }
   lane_cursor_.assign(lanes_.size(), 0);
+  lane_inflight_.assign(lanes_.size(), 0);
+  req_of_op_.assign(n, Request{});
+  posted_.clear();
+  posted_.reserve(n);
   // The corruption hook flips an element this rank's output receives, once the collective has
   // finished: whatever wrote it last, the result is then wrong, for every schedule and size.
   corrupt_op_ = UINT32_MAX;
@@ -41,17 +52,20 @@ void Executor::prepare(const Schedule& s, core::DataType dtype, core::ReduceOp o
     const Op& o = s.ops[i];
     if (o.kind != OpKind::kSend && o.count > 0 && o.dst.buf == Buf::kOutput) corrupt_op_ = i;
   }
-  outstanding_.clear();
-  outstanding_.reserve(n);
-  outstanding_op_.clear();
-  outstanding_op_.reserve(n);
 }
 
-char* Executor::addr(const Buffers& bufs, const Span& s) const {
-  const transports::MemoryRegion& mr = s.buf == Buf::kInput    ? bufs.input
-                                       : s.buf == Buf::kOutput ? bufs.output
-                                                               : bufs.scratch;
-  return mr.base + s.offset * elem_;
+const transports::MemoryRegion& Executor::region(const Buffers& bufs, Buf b) const {
+  return b == Buf::kInput ? bufs.input : b == Buf::kOutput ? bufs.output : bufs.scratch;
+}
+
+core::Result<char*> Executor::addr(const Buffers& bufs, const Span& s, uint64_t count) const {
+  const transports::MemoryRegion& mr = region(bufs, s.buf);
+  const uint64_t off = s.offset * elem_, len = count * elem_;
+  if (!mr.contains(off, len))
+    return Status(Code::kInternal,
+                  fmt::format("a local step overruns its buffer: {} B at offset {} of {} B", len,
+                              off, mr.len()));
+  return mr.base() + off;
 }
 
 void Executor::onReady(uint32_t op) {
@@ -68,135 +82,205 @@ void Executor::markDone(uint32_t op) {
   }
 }
 
-void Executor::corruptFirstElement(char* dst) {
-  // Flip the lowest bit of the element's low byte: wrong in every dtype, exact checks see it.
-  dst[0] = static_cast<char>(dst[0] ^ 1);
-}
-
-void Executor::runLocal(const Buffers& bufs, uint32_t op) {
-  const Op& o = sched_->ops[op];
-  char* dst = addr(bufs, o.dst);
-  switch (o.kind) {
-    case OpKind::kReduce:
-      reduce_(dst, addr(bufs, o.a), addr(bufs, o.b), o.count);
-      break;
-    case OpKind::kCopy: {
-      const char* src = addr(bufs, o.a);
-      if (src != dst && o.count) std::memmove(dst, src, o.count * elem_);
-      break;
-    }
-    case OpKind::kScale:
-      scale_(dst, o.count, sched_->ranks);
-      break;
-    default:
-      break;
+Status Executor::begin(transports::Transport& t) {
+  CCSCOPE_CHECK(sched_ != nullptr, "Executor::run before prepare");
+  if (!t.connected())
+    return Status(Code::kInvalidArgument, fmt::format("{} transport not connected", t.name()));
+  stream_ordered_ = t.caps().stream_ordered;
+  if (stream_ordered_ && !compute_->streamOrdered())
+    return Status(Code::kInvalidArgument,
+                  fmt::format("{} orders operations on a stream, and the {} compute backend does "
+                              "not",
+                              t.name(), compute_->name()));
+  window_ = t.inflightPerPeer();
+  const uint32_t cap = t.requests().capacity();
+  if (op_of_slot_.size() != cap) {
+    op_of_slot_.assign(cap, UINT32_MAX);
+    gen_of_slot_.assign(cap, 0);
   }
+  CCSCOPE_RETURN_IF_ERROR(compute_->bind(dtype_, op_, sched_->ranks));
+  done_ = inflight_ = local_pending_ = 0;
+  std::fill(ready_.begin(), ready_.end(), 0);
+  std::fill(finished_.begin(), finished_.end(), 0);
+  std::fill(lane_cursor_.begin(), lane_cursor_.end(), 0);
+  std::fill(lane_inflight_.begin(), lane_inflight_.end(), 0);
+  local_queue_.clear();
+  posted_.clear();
+  posted_head_ = 0;
+  const auto& ops = sched_->ops;
+  for (uint32_t i = 0; i < ops.size(); ++i) {
+    remaining_[i] = ops[i].dep_count;
+    if (remaining_[i] == 0) onReady(i);
+  }
+  return Status::ok();
 }
 
-Status Executor::postComm(transports::Transport& t, const Buffers& bufs, uint32_t op) {
+Status Executor::postComm(Run& r, uint32_t op) {
   const Op& o = sched_->ops[op];
   // Top bit: channel; next 7 bits: the call number, so a rank one collective ahead of its peer
   // is caught as a tag mismatch; low 24 bits: the message's index in the schedule.
   uint32_t tag =
       (channel_ << 31) | (static_cast<uint32_t>(calls_ & 0x7f) << 24) | (o.tag & 0xffffff);
   const Span& sp = o.kind == OpKind::kSend ? o.a : o.dst;
-  const transports::MemoryRegion& mr = sp.buf == Buf::kInput    ? bufs.input
-                                       : sp.buf == Buf::kOutput ? bufs.output
-                                                                : bufs.scratch;
+  const transports::MemoryRegion& mr = region(r.bufs, sp.buf);
   size_t off = sp.offset * elem_, len = o.count * elem_;
-  auto r = o.kind == OpKind::kSend ? t.postSend(o.peer, tag, mr, off, len)
-                                   : t.postRecv(o.peer, tag, mr, off, len);
-  if (!r) return r.takeStatus();
-  outstanding_.push_back(*r);
-  outstanding_op_.push_back(op);
+  auto q = o.kind == OpKind::kSend ? r.t.postSend(o.peer, tag, mr, off, len)
+                                   : r.t.postRecv(o.peer, tag, mr, off, len);
+  if (!q) return q.takeStatus();
+  req_of_op_[op] = *q;
+  op_of_slot_[q->slot] = op;
+  gen_of_slot_[q->slot] = q->gen;
+  posted_.push_back(op);
+  ++inflight_;
+  ++lane_inflight_[lane_of_[op]];
+  if (stream_ordered_) markDone(op);  // the stream orders what depends on it
   return Status::ok();
 }
 
-void Executor::recordStuckSend(transports::Transport& t, core::FlightEntry& fe) const {
+Status Executor::postReadyComms(Run& r) {
+  bool batch = false;
+  Status s;
+  for (size_t lane = 0; lane < lanes_.size() && s.isOk(); ++lane) {
+    const auto& order = lanes_[lane];
+    uint32_t& cur = lane_cursor_[lane];
+    while (cur < order.size() && ready_[order[cur]] && lane_inflight_[lane] < window_) {
+      if (!batch) r.t.beginBatch();
+      batch = true;
+      s = postComm(r, order[cur++]);
+      if (!s.isOk()) break;
+    }
+  }
+  if (!batch) return s;
+  Status end = r.t.endBatch();
+  return s.isOk() ? end : s;
+}
+
+Status Executor::startLocal(Run& r, uint32_t op) {
+  const Op& o = sched_->ops[op];
+  LocalStep step{o.kind, nullptr, nullptr, nullptr, o.count};
+  CCSCOPE_ASSIGN_OR_RETURN(step.dst, addr(r.bufs, o.dst, o.count));
+  if (o.kind == OpKind::kReduce || o.kind == OpKind::kCopy) {
+    CCSCOPE_ASSIGN_OR_RETURN(step.a, addr(r.bufs, o.a, o.count));
+  }
+  if (o.kind == OpKind::kReduce) {
+    CCSCOPE_ASSIGN_OR_RETURN(step.b, addr(r.bufs, o.b, o.count));
+  }
+  CCSCOPE_ASSIGN_OR_RETURN(bool finished, compute_->start(step, op));
+  if (finished) {
+    finished_[op] = 1;
+    markDone(op);
+    return Status::ok();
+  }
+  ++local_pending_;
+  if (stream_ordered_) markDone(op);
+  return Status::ok();
+}
+
+Status Executor::reap(Run& r) {
+  transports::RequestTable& table = r.t.requests();
+  Request q;
+  while (table.nextFinished(&q)) {
+    const uint32_t op = op_of_slot_[q.slot];
+    if (op == UINT32_MAX || gen_of_slot_[q.slot] != q.gen) continue;  // another caller's
+    op_of_slot_[q.slot] = UINT32_MAX;
+    Status s = table.release(q);
+    finished_[op] = 1;
+    --inflight_;
+    --lane_inflight_[lane_of_[op]];
+    if (!s.isOk()) return s;
+    if (!stream_ordered_) markDone(op);
+  }
+  uint32_t token = 0;
+  while (compute_->nextFinished(&token)) {
+    finished_[token] = 1;
+    --local_pending_;
+    if (!stream_ordered_) markDone(token);
+  }
+  return Status::ok();
+}
+
+Request Executor::oldestOutstanding() {
+  while (posted_head_ < posted_.size() && finished_[posted_[posted_head_]]) ++posted_head_;
+  return posted_head_ < posted_.size() ? req_of_op_[posted_[posted_head_]] : Request{};
+}
+
+void Executor::recordStuckSend(transports::Transport& t, core::FlightEntry& fe) {
   const transports::RequestRecord* stuck = nullptr;
-  for (const transports::Request& r : outstanding_) {
-    const transports::RequestRecord& rec = t.requests().at(r);
-    if (rec.dir != transports::Dir::kSend || t.requests().finished(r)) continue;
+  for (size_t i = posted_head_; i < posted_.size(); ++i) {
+    const uint32_t op = posted_[i];
+    if (finished_[op] || t.requests().finished(req_of_op_[op])) continue;
+    const transports::RequestRecord& rec = t.requests().at(req_of_op_[op]);
+    if (rec.dir != transports::Dir::kSend) continue;
     if (!stuck || rec.last_progress_ns < stuck->last_progress_ns) stuck = &rec;
   }
   if (stuck) fe.sendStuck(stuck->peer, stuck->len, stuck->bytes);
 }
 
-void Executor::resetRun() {
-  done_ = 0;
-  std::fill(ready_.begin(), ready_.end(), 0);
-  std::fill(lane_cursor_.begin(), lane_cursor_.end(), 0);
-  local_queue_.clear();
-  outstanding_.clear();
-  outstanding_op_.clear();
-  const auto& ops = sched_->ops;
-  for (uint32_t i = 0; i < ops.size(); ++i) {
-    remaining_[i] = ops[i].dep_count;
-    if (remaining_[i] == 0) onReady(i);
+Status Executor::waitForAny(Run& r) {
+  transports::RequestTable& table = r.t.requests();
+  const Request oldest = oldestOutstanding();
+  if (r.fe && oldest.valid()) {
+    const transports::RequestRecord& rec = table.at(oldest);
+    r.fe->waitingOn(rec.peer, rec.len, rec.bytes);
   }
-}
-
-Status Executor::postReadyComms(transports::Transport& t, const Buffers& bufs) {
-  for (size_t lane = 0; lane < lanes_.size(); ++lane) {
-    auto& order = lanes_[lane];
-    uint32_t& cur = lane_cursor_[lane];
-    while (cur < order.size() && ready_[order[cur]])
-      CCSCOPE_RETURN_IF_ERROR(postComm(t, bufs, order[cur++]));
+  auto ready = [&] { return table.anyFinished() || compute_->anyFinished(); };
+  if (Status s = r.t.waitUntil(ready, r.deadline, oldest); !s.isOk()) {  // formats on failure
+    if (r.fe) recordStuckSend(r.t, *r.fe);
+    return s.prepend(
+        fmt::format("collective #{} step {} of {}", calls_, done_, sched_->ops.size()));
+  }
+  CCSCOPE_RETURN_IF_ERROR(reap(r));
+  if (r.fe) {  // once per wait, not per request: a failed wait keeps its peer for the report
+    r.fe->doneWaiting();
+    r.fe->progress(done_, core::TickClock::now());
   }
   return Status::ok();
 }
 
-Status Executor::releaseFinished(transports::Transport& t) {
-  for (size_t i = 0; i < outstanding_.size();) {
-    if (!t.requests().finished(outstanding_[i])) {
-      ++i;
+Status Executor::drive(Run& r) {
+  const size_t n = sched_->ops.size();
+  while (done_ < n || inflight_ > 0 || local_pending_ > 0) {
+    CCSCOPE_RETURN_IF_ERROR(postReadyComms(r));
+    if (!local_queue_.empty()) {
+      uint32_t op = local_queue_.back();
+      local_queue_.pop_back();
+      CCSCOPE_RETURN_IF_ERROR(startLocal(r, op));
       continue;
     }
-    Status s = t.requests().release(outstanding_[i]);
-    uint32_t op = outstanding_op_[i];
-    outstanding_[i] = outstanding_.back();
-    outstanding_.pop_back();
-    outstanding_op_[i] = outstanding_op_.back();
-    outstanding_op_.pop_back();
-    if (!s.isOk()) return s;
-    markDone(op);
+    if (inflight_ == 0 && local_pending_ == 0) break;
+    CCSCOPE_RETURN_IF_ERROR(waitForAny(r));
   }
+  CCSCOPE_CHECK(done_ == n, "schedule has a dependency cycle");
   return Status::ok();
+}
+
+void Executor::cancelOutstanding(transports::Transport& t) {
+  for (size_t i = posted_head_; i < posted_.size(); ++i) {
+    const uint32_t op = posted_[i];
+    if (finished_[op]) continue;
+    const Request q = req_of_op_[op];
+    op_of_slot_[q.slot] = UINT32_MAX;
+    finished_[op] = 1;
+    t.cancel(q);
+  }
+  inflight_ = 0;
 }
 
 Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadline deadline,
                      core::FlightEntry* fe) {
-  CCSCOPE_CHECK(sched_ != nullptr, "Executor::run before prepare");
-  const auto& ops = sched_->ops;
   const bool corrupt = std::exchange(corrupt_, false);  // this run only, whatever happens
   ++calls_;
-  resetRun();
-  while (done_ < ops.size()) {
-    CCSCOPE_RETURN_IF_ERROR(postReadyComms(t, bufs));
-    if (!local_queue_.empty()) {
-      uint32_t op = local_queue_.back();
-      local_queue_.pop_back();
-      runLocal(bufs, op);
-      markDone(op);
-      continue;
-    }
-    if (outstanding_.empty()) break;
-    if (fe) {
-      const transports::RequestRecord& oldest = t.requests().at(outstanding_[0]);
-      fe->waitingOn(oldest.peer, oldest.len, oldest.bytes);
-    }
-    if (Status s = t.waitAny(outstanding_, deadline); !s.isOk()) {  // formats only on failure
-      if (fe) recordStuckSend(t, *fe);
-      return s.prepend(fmt::format("collective #{} step {} of {}", calls_, done_, ops.size()));
-    }
-    CCSCOPE_RETURN_IF_ERROR(releaseFinished(t));
-    if (fe) {  // once per wait, not per request: a failed wait keeps its peer for the report
-      fe->doneWaiting();
-      fe->progress(done_, core::TickClock::now());
-    }
+  CCSCOPE_RETURN_IF_ERROR(begin(t));
+  Run r{t, bufs, deadline, fe};
+  if (Status s = drive(r); !s.isOk()) {
+    cancelOutstanding(t);
+    return s;
   }
-  CCSCOPE_CHECK(done_ == ops.size(), "schedule has a dependency cycle");
-  if (corrupt && corrupt_op_ != UINT32_MAX) corruptFirstElement(addr(bufs, ops[corrupt_op_].dst));
+  if (corrupt && corrupt_op_ != UINT32_MAX) {
+    auto dst = addr(bufs, sched_->ops[corrupt_op_].dst, 1);
+    // Flip the lowest bit of the element's low byte: wrong in every dtype, exact checks see it.
+    if (dst) (*dst)[0] = static_cast<char>((*dst)[0] ^ 1);
+  }
   return Status::ok();
 }
 

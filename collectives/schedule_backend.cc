@@ -24,8 +24,8 @@ core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transport
       !std::any_of(allAlgorithms().begin(), allAlgorithms().end(),
                    [&](const AlgorithmInfo& a) { return o.algorithm == a.name; }))
     return Status(Code::kInvalidArgument, fmt::format("unknown algorithm '{}'", o.algorithm));
-  b->aux_ = core::HostBuffer(2 * kAuxElems * sizeof(double) + 4096);
-  CCSCOPE_ASSIGN_OR_RETURN(b->aux_mr_, t.registerMemory(b->aux_.data(), b->aux_.size()));
+  b->aux_.buf = core::HostBuffer(2 * kAuxElems * sizeof(double) + 4096);
+  CCSCOPE_ASSIGN_OR_RETURN(b->aux_.reg, t.registerMemory(b->aux_.buf.data(), b->aux_.buf.size()));
   b->barrier_sched_ = barrierSchedule(t.rank(), t.size());
   b->barrier_exec_.prepare(b->barrier_sched_, core::DataType::kUint8, core::ReduceOp::kSum, 1);
   if (o.algorithm == "auto") {
@@ -53,39 +53,39 @@ std::string ScheduleBackend::setupNote() const {
 Status ScheduleBackend::allocate(size_t max_bytes, core::HostPages pages) {
   size_t bytes = std::max<size_t>(max_bytes, 64);
   pages_ = pages;
-  CCSCOPE_ASSIGN_OR_RETURN(core::HostBuffer send, core::HostBuffer::allocate(bytes, pages));
-  CCSCOPE_ASSIGN_OR_RETURN(core::HostBuffer recv, core::HostBuffer::allocate(bytes, pages));
-  send_ = std::make_shared<core::HostBuffer>(std::move(send));
-  recv_ = std::make_shared<core::HostBuffer>(std::move(recv));
-  CCSCOPE_ASSIGN_OR_RETURN(send_mr_, t_.registerMemory(send_->data(), send_->size()));
-  CCSCOPE_ASSIGN_OR_RETURN(recv_mr_, t_.registerMemory(recv_->data(), recv_->size()));
+  for (auto* which : {&send_, &recv_}) {
+    auto rb = std::make_shared<RegisteredBuffer>();
+    CCSCOPE_ASSIGN_OR_RETURN(rb->buf, core::HostBuffer::allocate(bytes, pages));
+    CCSCOPE_ASSIGN_OR_RETURN(rb->reg, t_.registerMemory(rb->buf.data(), rb->buf.size()));
+    *which = std::move(rb);
+  }
   return Status::ok();
 }
 
 bool ScheduleBackend::shareBuffers(CollectiveBackend& other, size_t max_bytes) {
   auto* o = dynamic_cast<ScheduleBackend*>(&other);
   // Registered with the same transport: its memory regions are valid here as they are.
-  if (!o || &o->t_ != &t_ || !o->send_ || o->send_->size() < std::max<size_t>(max_bytes, 64))
+  if (!o || &o->t_ != &t_ || !o->send_ || o->send_->buf.size() < std::max<size_t>(max_bytes, 64))
     return false;
   pages_ = o->pages_;
   send_ = o->send_;
   recv_ = o->recv_;
-  send_mr_ = o->send_mr_;
-  recv_mr_ = o->recv_mr_;
   return true;
 }
 
 std::string ScheduleBackend::allocationNote() const {
   if (!send_) return "";
-  return core::hugePageShortfall({send_.get(), recv_.get()}, pages_);
+  return core::hugePageShortfall({&send_->buf, &recv_->buf}, pages_);
 }
 
 // Scratch grows (outside any timed loop) to what the largest prepared schedule needs.
 Status ScheduleBackend::ensureScratch(size_t bytes) {
-  if (bytes <= scratch_.size() && scratch_.data()) return Status::ok();
-  CCSCOPE_ASSIGN_OR_RETURN(scratch_,
+  if (bytes <= scratch_.buf.size() && scratch_.buf.data()) return Status::ok();
+  scratch_.reg.reset();
+  CCSCOPE_ASSIGN_OR_RETURN(scratch_.buf,
                            core::HostBuffer::allocate(std::max<size_t>(bytes, 4096), pages_));
-  CCSCOPE_ASSIGN_OR_RETURN(scratch_mr_, t_.registerMemory(scratch_.data(), scratch_.size()));
+  CCSCOPE_ASSIGN_OR_RETURN(scratch_.reg,
+                           t_.registerMemory(scratch_.buf.data(), scratch_.buf.size()));
   return Status::ok();
 }
 
@@ -140,7 +140,7 @@ Status ScheduleBackend::prepare(const OpConfig& cfg) {
                                                       collectiveName(cfg.collective)));
   size_t elem = core::dataTypeSize(cfg.dtype);
   geo_ = geometry(cfg.collective, cfg.count, size(), rank(), cfg.plan);
-  if (!send_ || std::max(geo_.in_elems, geo_.out_elems) * elem > send_->size())
+  if (!send_ || std::max(geo_.in_elems, geo_.out_elems) * elem > send_->buf.size())
     return Status(Code::kInternal, "prepare() beyond the allocated buffers");
   ScheduleParams p{
       cfg.collective, rank(),  size(), cfg.count, segmentElems(cfg), cfg.op == core::ReduceOp::kAvg,
@@ -168,7 +168,7 @@ core::Result<double> ScheduleBackend::timeAlgorithm(const AlgorithmInfo& a, cons
   calib_sched_ = a.build(p);
   CCSCOPE_RETURN_IF_ERROR(ensureScratch(calib_sched_.scratch_elems * elem));
   exec_.prepare(calib_sched_, cfg.dtype, cfg.op);
-  const Buffers b{send_mr_, recv_mr_, scratch_mr_};
+  const Buffers b{send_->reg.region(), recv_->reg.region(), scratch_.reg.region()};
   auto deadline = [&] { return core::Deadline::afterSeconds(opts_.timeout_s); };
   auto context = [&] {
     return fmt::format("auto measuring {} {} at {} B", collectiveName(a.collective), a.name,
@@ -192,7 +192,7 @@ core::Result<Corrections*> ScheduleBackend::corrections(const OpConfig& cfg) {
                                       isReduction(cfg.collective) ? static_cast<int>(cfg.op) : -1};
   if (auto it = corrections_.find(key); it != corrections_.end()) return &it->second;
   auto m = measureCandidates(
-      cfg.collective, size(), core::dataTypeSize(cfg.dtype), send_->size(), calibration_.cost,
+      cfg.collective, size(), core::dataTypeSize(cfg.dtype), send_->buf.size(), calibration_.cost,
       [&](const AlgorithmInfo& a, uint64_t count, int iters) {
         return timeAlgorithm(a, cfg, count, iters);
       },
@@ -208,11 +208,10 @@ core::Result<Corrections*> ScheduleBackend::corrections(const OpConfig& cfg) {
 }
 
 Status ScheduleBackend::run(bool in_place, core::Deadline deadline) {
-  Buffers b{send_mr_, recv_mr_, scratch_mr_};
+  Buffers b{send_->reg.region(), recv_->reg.region(), scratch_.reg.region()};
   if (in_place) {
-    b.input = b.output = recv_mr_;
-    b.input.base += geo_.in_place_in_offset * elem_;
-    b.output.base += geo_.in_place_out_offset * elem_;
+    CCSCOPE_ASSIGN_OR_RETURN(b.input, recv_->reg.region().from(geo_.in_place_in_offset * elem_));
+    CCSCOPE_ASSIGN_OR_RETURN(b.output, recv_->reg.region().from(geo_.in_place_out_offset * elem_));
   }
   return runRecorded(exec_, b, collectiveName(cfg_.collective), algo_name_,
                      core::dataTypeName(cfg_.dtype), cfg_.count * elem_, deadline);
@@ -230,7 +229,8 @@ Status ScheduleBackend::runRecorded(Executor& ex, const Buffers& b, const char* 
 }
 
 Status ScheduleBackend::barrier(core::Deadline deadline) {
-  Buffers b{aux_mr_, aux_mr_, aux_mr_};
+  const transports::MemoryRegion& aux = aux_.reg.region();
+  Buffers b{aux, aux, aux};
   return runRecorded(barrier_exec_, b, core::kHarnessBarrier, "dissemination", "none", 0, deadline)
       .prepend("harness barrier");
 }
@@ -245,16 +245,16 @@ Status ScheduleBackend::smallAllreduce(void* data, size_t count, core::DataType 
   size_t done = 0;
   do {
     const size_t n = std::min(per_chunk, count - done);
-    std::memcpy(aux_.data(), bytes_at + done * elem, n * elem);
+    std::memcpy(aux_.buf.data(), bytes_at + done * elem, n * elem);
     Schedule s = ringAllreduceSchedule(rank(), size(), n, n + 1, false);
     aux_exec_.prepare(s, dt, op, 1);
-    transports::MemoryRegion in = aux_mr_, scratch = aux_mr_;
-    scratch.base += kAuxElems * sizeof(double);
+    const transports::MemoryRegion& in = aux_.reg.region();
+    CCSCOPE_ASSIGN_OR_RETURN(transports::MemoryRegion scratch, in.from(kAuxElems * sizeof(double)));
     CCSCOPE_RETURN_IF_ERROR(runRecorded(aux_exec_, Buffers{in, in, scratch}, "allreduce",
                                         core::kHarnessReduction, core::dataTypeName(dt), n * elem,
                                         deadline)
                                 .prepend("harness statistics reduction"));
-    std::memcpy(bytes_at + done * elem, aux_.data(), n * elem);
+    std::memcpy(bytes_at + done * elem, aux_.buf.data(), n * elem);
     done += n;
   } while (done < count);
   return Status::ok();

@@ -33,8 +33,8 @@ class ScheduleBackend final : public CollectiveBackend {
   core::Status allocate(size_t max_bytes, core::HostPages pages) override;
   bool shareBuffers(CollectiveBackend& other, size_t max_bytes) override;
   std::string allocationNote() const override;
-  char* sendBuffer() override { return send_ ? send_->data() : nullptr; }
-  char* recvBuffer() override { return recv_ ? recv_->data() : nullptr; }
+  char* sendBuffer() override { return send_ ? send_->buf.data() : nullptr; }
+  char* recvBuffer() override { return recv_ ? recv_->buf.data() : nullptr; }
   core::Status prepare(const OpConfig& cfg) override;
   core::Status run(bool in_place, core::Deadline deadline) override;
   core::Status barrier(core::Deadline deadline) override;
@@ -67,9 +67,13 @@ class ScheduleBackend final : public CollectiveBackend {
   transports::Transport& t_;
   AlgorithmOptions opts_;
   core::HostPages pages_ = core::HostPages::kBase;  // as allocate() was asked; scratch too
-  std::shared_ptr<core::HostBuffer> send_, recv_;   // shared by the backends of one sweep
-  core::HostBuffer scratch_;
-  transports::MemoryRegion send_mr_, recv_mr_, scratch_mr_;
+  // Host memory and its registration, destroyed registration first.
+  struct RegisteredBuffer {
+    core::HostBuffer buf;
+    transports::Registration reg;
+  };
+  std::shared_ptr<RegisteredBuffer> send_, recv_;  // shared by the backends of one sweep
+  RegisteredBuffer scratch_;
   Schedule sched_;
   Executor exec_;
   Geometry geo_;
@@ -84,8 +88,7 @@ class ScheduleBackend final : public CollectiveBackend {
   Schedule barrier_sched_;
   Executor barrier_exec_;  // prepared once: barriers sit between timed iterations
   Executor aux_exec_;
-  core::HostBuffer aux_;
-  transports::MemoryRegion aux_mr_;
+  RegisteredBuffer aux_;
 };
 
 }  // namespace ccscope::collectives

@@ -33,7 +33,7 @@ struct ClockIo {
   transports::MemoryRegion mr;
   Status send(int peer, size_t off, Deadline d) {
     CCSCOPE_ASSIGN_OR_RETURN(auto r, t.postSend(peer, kTagClock, mr, off, sizeof(int64_t)));
-    return t.wait(r, d);
+    return t.waitOrCancel(r, d);  // the words may go out of scope after a timeout
   }
 };
 
@@ -46,7 +46,7 @@ Status exchangeWith(ClockIo& io, int peer, const ProbeOptions& o, std::vector<Cl
     ClockSample s;
     s.t_send_ns = wallClockNs();
     Status st = io.send(peer, 0, d);
-    Status sr = io.t.wait(rr, d);  // always waited for, so the request is released
+    Status sr = io.t.waitOrCancel(rr, d);  // always waited for or cancelled: never left posted
     s.t_recv_ns = wallClockNs();
     CCSCOPE_RETURN_IF_ERROR(st);
     CCSCOPE_RETURN_IF_ERROR(sr);
@@ -180,12 +180,12 @@ std::vector<PeerClock> measureClockSkew(transports::Transport& t, const std::vec
                                         const ProbeOptions& o) {
   std::vector<PeerClock> out;
   ClockIo io(t);
-  auto mr = t.registerMemory(io.words, sizeof io.words);
+  auto reg = t.registerMemory(io.words, sizeof io.words);
   for (int p : peers) {
     PeerClock pc;
     pc.rank = p;
     std::vector<ClockSample> samples;
-    Status s = mr.isOk() ? (io.mr = *mr, exchangeWith(io, p, o, samples)) : mr.status();
+    Status s = reg.isOk() ? (io.mr = reg->region(), exchangeWith(io, p, o, samples)) : reg.status();
     pc.answered = s.isOk();
     if (!s.isOk()) pc.error = s.message();
     pc.offset = estimateClockOffset(samples);
@@ -196,14 +196,16 @@ std::vector<PeerClock> measureClockSkew(transports::Transport& t, const std::vec
 
 Status answerClockSkew(transports::Transport& t, const ProbeOptions& o, double arrive_s) {
   ClockIo io(t);
-  CCSCOPE_ASSIGN_OR_RETURN(io.mr, t.registerMemory(io.words, sizeof io.words));
+  CCSCOPE_ASSIGN_OR_RETURN(transports::Registration reg,
+                           t.registerMemory(io.words, sizeof io.words));
+  io.mr = reg.region();
   const int64_t shift_ns = t.rank() == o.testonly_clock_offset_rank
                                ? static_cast<int64_t>(o.testonly_clock_offset_s * 1e9)
                                : 0;
   Deadline d = Deadline::afterSeconds(arrive_s);
   for (int i = 0; i < kClockRounds; ++i) {
     CCSCOPE_ASSIGN_OR_RETURN(auto rr, t.postRecv(0, kTagClock, io.mr, 0, sizeof(int64_t)));
-    CCSCOPE_RETURN_IF_ERROR(t.wait(rr, d));
+    CCSCOPE_RETURN_IF_ERROR(t.waitOrCancel(rr, d));
     if (io.words[0] != i)  // rank 0 numbers its rounds: a lost or repeated message shows here
       return Status(
           core::Code::kInternal,

@@ -245,7 +245,8 @@ json measureRingHops(transports::Transport& t, const ProbeOptions& o, size_t byt
       if (pass > 0 && !out[k].value("ok", false)) continue;
       // The hops before this one, in this pass and the ones before, may each take up to a probe
       // deadline.
-      PairIo io{t, *mr, o.timeout_s, Deadline::afterSeconds(o.timeout_s * (n * (pass + 1) + 1))};
+      PairIo io{t, mr->region(), o.timeout_s,
+                Deadline::afterSeconds(o.timeout_s * (n * (pass + 1) + 1))};
       double best_s = 0;
       size_t first = pass > 0 && me == from && first_s[k] >= kSurelySlowSeconds ? 0 : bytes;
       size_t measured = 0;

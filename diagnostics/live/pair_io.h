@@ -29,8 +29,10 @@ struct PairIo {
   // keeps moving is slow, not unreachable.
   core::Deadline arrive;
   bool arrived = false;
+  // A request that times out is cancelled: a late message neither writes the buffer after the
+  // probe let it go nor is taken for the next probe's.
   core::Status finish(transports::Request r, bool from_partner) {
-    core::Status s = t.wait(r, arrived ? core::Deadline::afterSeconds(timeout_s) : arrive);
+    core::Status s = t.waitOrCancel(r, arrived ? core::Deadline::afterSeconds(timeout_s) : arrive);
     arrived |= from_partner && s.isOk();
     return s;
   }
@@ -79,7 +81,7 @@ struct PairIo {
       CCSCOPE_RETURN_IF_ERROR(round(static_cast<size_t>(len), grew, took));
       grew = false;
       if (!lead) continue;  // it follows the sizes the lead sends
-      if (r == 0 && took < min_s && len * 4 <= mr.len) {
+      if (r == 0 && took < min_s && len * 4 <= mr.len()) {
         len *= 4;  // too short to judge: start over at the larger size
         grew = true;
       } else {
@@ -93,11 +95,11 @@ struct PairIo {
   // The lead sends `value` through the buffer's first 8 bytes; the other side receives it.
   core::Status exchange(int peer, bool lead, uint32_t tag, uint64_t& value) {
     if (lead) {
-      std::memcpy(mr.base, &value, sizeof value);
+      std::memcpy(mr.base(), &value, sizeof value);
       return send(peer, tag, sizeof value);
     }
     CCSCOPE_RETURN_IF_ERROR(recv(peer, tag, sizeof value));
-    std::memcpy(&value, mr.base, sizeof value);
+    std::memcpy(&value, mr.base(), sizeof value);
     return core::Status::ok();
   }
 };

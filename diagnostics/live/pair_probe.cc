@@ -149,7 +149,7 @@ json measurePairs(transports::Transport& t, const std::vector<std::string>& host
     for (int b = a + 1; b < n; ++b) {
       if (a != me && b != me) continue;
       if (only.is_array() ? !listed(a, b) : !one_host && hosts[a] == hosts[b]) continue;
-      PairIo io{t, *mr, o.timeout_s, Deadline::afterSeconds(o.timeout_s * n)};
+      PairIo io{t, mr->region(), o.timeout_s, Deadline::afterSeconds(o.timeout_s * n)};
       json r;
       Status s = runPair(io, a == me ? b : a, a == me, o.burst_bytes, r);
       if (!s.isOk() && a == me) r = {{"peer", b}, {"ok", false}, {"error", s.message()}};

@@ -26,11 +26,13 @@ inline void PrintTo(const TransportCase& c, std::ostream* os) { *os << c.name <<
 // A registered buffer that lives as long as the body.
 struct Buffer {
   std::vector<char> data;
+  Registration reg;
   MemoryRegion mr;
   Buffer(Transport& t, size_t len, char fill = 0) : data(std::max<size_t>(len, 1), fill) {
     auto r = t.registerMemory(data.data(), len);
     CCSCOPE_CHECK(r.isOk(), r.status().toString());
-    mr = *r;
+    reg = std::move(*r);
+    mr = reg.region();
   }
   char* at(size_t off) { return data.data() + off; }
 };

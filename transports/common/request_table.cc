@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace ccscope::transports {
 
 using core::Code;
@@ -35,6 +37,7 @@ core::Result<Request> RequestTable::open(Dir dir, int peer, uint32_t tag, char* 
   r.len = len;
   r.seq = next_seq_++;
   r.posted_ns = r.last_progress_ns = core::TickClock::now();
+  peak_in_use_ = std::max(peak_in_use_, inUse());
   return Request{i, gen};
 }
 
@@ -48,13 +51,74 @@ void RequestTable::complete(uint32_t slot) {
   RequestRecord& r = recs_[slot];
   r.state = ReqState::kDone;
   r.done_ns = r.last_progress_ns = last_progress_ns_ = core::TickClock::now();
+  if (r.cancelled)
+    freeSlot(slot);
+  else
+    pushFinished(slot);
 }
 
 void RequestTable::fail(uint32_t slot, Status s) {
   RequestRecord& r = recs_[slot];
   if (r.state != ReqState::kPending) return;
+  if (r.cancelled) {
+    freeSlot(slot);
+    return;
+  }
   r.state = ReqState::kFailed;
   r.error = std::move(s.prepend(describe(r)));
+  pushFinished(slot);
+}
+
+void RequestTable::cancel(Request r) {
+  RequestRecord& rec = at(r);
+  if (rec.state != ReqState::kPending) {
+    freeSlot(r.slot);
+    return;
+  }
+  rec.cancelled = true;
+  rec.buf = nullptr;
+  ++rec.gen;  // the owner's handle is stale from here on
+}
+
+void RequestTable::drop(uint32_t slot) {
+  CCSCOPE_CHECK(recs_[slot].cancelled, "drop of a request that was not cancelled");
+  freeSlot(slot);
+}
+
+void RequestTable::freeSlot(uint32_t slot) {
+  RequestRecord& rec = recs_[slot];
+  rec.state = ReqState::kFree;
+  rec.error = Status();
+  rec.cancelled = false;
+  rec.buf = nullptr;
+  free_.push_back(slot);
+}
+
+void RequestTable::pushFinished(uint32_t slot) {
+  RequestRecord& r = recs_[slot];
+  if (r.in_done_list) return;  // still listed from an earlier use of the slot
+  r.in_done_list = true;
+  r.next_done = UINT32_MAX;
+  if (done_tail_ == UINT32_MAX)
+    done_head_ = slot;
+  else
+    recs_[done_tail_].next_done = slot;
+  done_tail_ = slot;
+}
+
+bool RequestTable::nextFinished(Request* out) {
+  while (done_head_ != UINT32_MAX) {
+    uint32_t slot = done_head_;
+    RequestRecord& r = recs_[slot];
+    done_head_ = r.next_done;
+    if (done_head_ == UINT32_MAX) done_tail_ = UINT32_MAX;
+    r.in_done_list = false;
+    // Released since it finished (free), or reused and not finished yet: nothing to report.
+    if (r.state != ReqState::kDone && r.state != ReqState::kFailed) continue;
+    *out = Request{slot, r.gen};
+    return true;
+  }
+  return false;
 }
 
 void RequestTable::failPeer(int peer, const Status& s) {
@@ -68,9 +132,7 @@ Status RequestTable::release(Request r) {
   CCSCOPE_CHECK(rec.state == ReqState::kDone || rec.state == ReqState::kFailed,
                 "release of an unfinished request");
   Status s = rec.state == ReqState::kFailed ? std::move(rec.error) : Status::ok();
-  rec.state = ReqState::kFree;
-  rec.error = Status();
-  free_.push_back(r.slot);
+  freeSlot(r.slot);
   return s;
 }
 

@@ -33,7 +33,8 @@ struct alignas(64) Slot {
   char data[kSlotBytes];
 };
 
-enum FaultKind : uint32_t { kNoFault = 0, kTagMismatch = 1, kTooLong = 2 };
+// kAborted: the owner ended every exchange with the sender (Transport::abortPeer).
+enum FaultKind : uint32_t { kNoFault = 0, kTagMismatch = 1, kTooLong = 2, kAborted = 3 };
 
 // A slot's data bytes in the cache line of its seq.
 inline constexpr size_t kFirstLineData = 64 - offsetof(Slot, data);

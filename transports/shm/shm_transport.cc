@@ -9,6 +9,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -30,6 +31,13 @@ namespace {
 
 constexpr int64_t kLivenessCheckEveryNs = 50'000'000;
 
+// A bootstrap scope as part of a /dev/shm name: letters and digits only.
+std::string shmSafe(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
+
 // An address in a peer's address space, as it published it: only ever handed to the kernel
 // (process_vm_readv), never dereferenced here.
 void* remoteAddress(uint64_t addr) {
@@ -38,6 +46,10 @@ void* remoteAddress(uint64_t addr) {
 
 // The same words on both sides of a mismatched message.
 Status mismatchStatus(int receiver, int sender, const Ring& ring) {
+  if (ring.fault.load() == kAborted)
+    return Status(Code::kAborted,
+                  fmt::format("rank {} aborted its exchanges with rank {}", receiver, sender))
+        .withLayer(Layer::kApplication);
   std::string what =
       ring.fault.load() == kTagMismatch
           ? fmt::format(
@@ -69,43 +81,35 @@ struct Peer {
 
 class ShmTransport final : public Transport {
  public:
-  explicit ShmTransport(const TransportOptions& o) : opts_(o) {}
+  explicit ShmTransport(const TransportOptions& o) : opts_(o) { request_slots_ = o.request_slots; }
   ~ShmTransport() override { close(); }
   const char* name() const override { return "shm"; }
-  Capabilities caps() const override {
-    Capabilities c;
-    c.single_copy = single_copy_;
-    return c;
-  }
+  Capabilities caps() const override { return Capabilities{}; }
   Status connect(launch::Bootstrap& bs, core::Deadline deadline) override;
-  core::Result<MemoryRegion> registerMemory(void* base, size_t len) override {
-    return MemoryRegion{static_cast<char*>(base), len, next_region_++};
-  }
-  core::Result<Request> postSend(int peer, uint32_t tag, const MemoryRegion& mr, size_t off,
-                                 size_t len) override {
-    CCSCOPE_ASSIGN_OR_RETURN(Request r, table_->open(Dir::kSend, peer, tag, mr.base + off, len));
+  Status progress() override;
+  void abortPeer(int peer, const Status& why) override;
+  void close() override;
+
+ protected:
+  void blockFor(int64_t max_ns) override;
+  core::Result<Request> doPost(Dir dir, int peer, uint32_t tag, const MemoryRegion& v) override {
+    CCSCOPE_ASSIGN_OR_RETURN(Request r, table_->open(dir, peer, tag, v.base(), v.len()));
+    if (dir == Dir::kRecv) {
+      peers_[peer].recvs.push(r.slot);
+      return r;
+    }
     peers_[peer].sends.push(r.slot);
     progressSends(peer);
     return r;
   }
-  core::Result<Request> postRecv(int peer, uint32_t tag, const MemoryRegion& mr, size_t off,
-                                 size_t len) override {
-    CCSCOPE_ASSIGN_OR_RETURN(Request r, table_->open(Dir::kRecv, peer, tag, mr.base + off, len));
-    peers_[peer].recvs.push(r.slot);
-    return r;
-  }
-  Status progress() override;
-  void close() override {
-    peers_.clear();
-    own_ = Segment();
-  }
-
- protected:
-  void blockFor(int64_t max_ns) override;
+  void cancelPending(uint32_t slot) override;
 
  private:
   void progressSends(int p);
   void progressRecvs(int p);
+  // Matches the head receive against the message in `s`; false when the peer failed.
+  bool matchHead(int p, Slot& s);
+  bool readRemote(int p, char* dst, uint64_t addr, uint64_t len);
   void checkPeers();
   void failSends(int p);  // of a peer that exited: they can never complete
   Status exitedStatus(int p) const {
@@ -120,6 +124,8 @@ class ShmTransport final : public Transport {
     peer.sends.clear();
     peer.recvs.clear();
     peer.remote_inflight.clear();
+    peer.send_off = 0;
+    peer.recv_started = false;
   }
   Status probeSingleCopy(int p, uint64_t remote_header);
 
@@ -127,11 +133,11 @@ class ShmTransport final : public Transport {
   Segment own_;
   std::vector<Peer> peers_;
   std::vector<uint64_t> remote_seq_;  // per request slot: ring position of a single-copy send
-  uint32_t next_region_ = 1;
   uint32_t seen_doorbell_ = 0;
   uint64_t events_ = 0;  // slots published, consumed or completed, peers failed: progress made
   bool single_copy_ = true;
   size_t single_copy_from_ = 0;  // set by connect()
+  std::vector<char> discard_;    // where a cancelled receive's single-copy message is read
   int64_t next_liveness_check_ns_ = 0;
 };
 
@@ -152,7 +158,10 @@ Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
   single_copy_from_ = threshold.from_bytes;
   spdlog::debug("shm: single copy from {} B ({})", single_copy_from_, threshold.why);
   remote_seq_.assign(table_->capacity(), 0);
-  std::string name = fmt::format("/ccscope-{}-{}", bs.jobToken().substr(0, 16), rank_);
+  // The scope keeps a second instance (the harness's channel) apart in /dev/shm and the store.
+  const std::string scope = opts_.scope;
+  std::string name =
+      fmt::format("/ccscope-{}-{}{}", bs.jobToken().substr(0, 16), shmSafe(scope), rank_);
   CCSCOPE_ASSIGN_OR_RETURN(own_, Segment::create(name, size_));
   const bool prefault = prefaultFits(size_);
   if (prefault)
@@ -164,7 +173,7 @@ Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
         size_, segmentBytes(size_));
   const std::string me = hostIdentity();
   CCSCOPE_RETURN_IF_ERROR(
-      bs.put(fmt::format("shm/{}", rank_),
+      bs.put(fmt::format("{}shm/{}", scope, rank_),
              encodeAddress({getpid(), reinterpret_cast<uintptr_t>(own_.header()), name, me})));
   peers_.resize(size_);
   for (int p = 0; p < size_; ++p) {
@@ -173,7 +182,7 @@ Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
     peer.remote_inflight = FixedQueue(table_->capacity());
     peer.recvs = FixedQueue(table_->capacity());
     if (p == rank_) continue;
-    CCSCOPE_ASSIGN_OR_RETURN(std::string v, bs.get(fmt::format("shm/{}", p), deadline));
+    CCSCOPE_ASSIGN_OR_RETURN(std::string v, bs.get(fmt::format("{}shm/{}", scope, p), deadline));
     CCSCOPE_ASSIGN_OR_RETURN(ShmAddress pa, decodeAddress(v, p, rank_, me));
     peer.pid = pa.pid;
     CCSCOPE_ASSIGN_OR_RETURN(peer.seg, Segment::open(pa.name, size_));
@@ -187,8 +196,9 @@ Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
       single_copy_ = false;
     }
   }
-  CCSCOPE_RETURN_IF_ERROR(bs.barrier("shm-mapped", deadline));
+  CCSCOPE_RETURN_IF_ERROR(bs.barrier(scope + "shm-mapped", deadline));
   own_.unlinkName();  // every peer mapped it: nothing to leak in /dev/shm from here on
+  setConnected(true);
   return Status::ok();
 }
 
@@ -207,6 +217,11 @@ void ShmTransport::progressSends(int p) {
   while (!peer.sends.empty() && peer.head - tail < kSlots) {
     uint32_t slot = peer.sends.front();
     RequestRecord& rec = table_->slot(slot);
+    if (rec.cancelled) {  // withdrawn before any of it was published (cancelPending)
+      peer.sends.pop();
+      table_->drop(slot);
+      continue;
+    }
     Slot& s = ring->slots[peer.head % kSlots];
     if (single_copy_ && rec.len >= single_copy_from_) {
       s.kind = kRemote;
@@ -251,6 +266,57 @@ void ShmTransport::progressSends(int p) {
   }
 }
 
+bool ShmTransport::readRemote(int p, char* dst, uint64_t addr, uint64_t len) {
+  // One call moves at most 2 GiB - 4 KiB (MAX_RW_COUNT); a cancelled receive reads into a
+  // discard buffer so the sender's slot is still consumed in order.
+  for (uint64_t done = 0; done < len;) {
+    uint64_t want = len - done;
+    char* to = dst ? dst + done : nullptr;
+    if (!dst) {
+      discard_.resize(size_t{1} << 20);
+      want = std::min<uint64_t>(want, discard_.size());
+      to = discard_.data();
+    }
+    iovec local{to, want};
+    iovec remote{remoteAddress(addr + done), want};
+    ssize_t n = process_vm_readv(peers_[p].pid, &local, 1, &remote, 1, 0);
+    if (n <= 0) {
+      int err = n < 0 ? errno : EIO;
+      failPeer(p, err == ESRCH ? exitedStatus(p)
+                               : core::errnoStatus("process_vm_readv", err, Layer::kLibrary));
+      return false;
+    }
+    done += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+bool ShmTransport::matchHead(int p, Slot& s) {
+  Peer& peer = peers_[p];
+  Ring* ring = own_.ring(p);
+  while (!peer.recvs.empty()) {
+    uint32_t slot = peer.recvs.front();
+    RequestRecord& rec = table_->slot(slot);
+    if (rec.cancelled && s.tag != rec.tag) {  // not the late message it waited for: step aside
+      peer.recvs.pop();
+      table_->drop(slot);
+      continue;
+    }
+    if (!rec.cancelled && (s.tag != rec.tag || s.msg_len > rec.len)) {
+      bool tag = s.tag != rec.tag;
+      ring->fault_expected = tag ? rec.tag : rec.len;
+      ring->fault_got = tag ? s.tag : s.msg_len;
+      ring->fault.store(tag ? kTagMismatch : kTooLong, std::memory_order_release);
+      peer.seg.ring_doorbell(/*force=*/true);
+      failPeer(p, mismatchStatus(rank_, p, *ring));
+      return false;
+    }
+    peer.recv_started = true;
+    return true;
+  }
+  return true;  // every receive stepped aside: the message waits for the next one posted
+}
+
 void ShmTransport::progressRecvs(int p) {
   Peer& peer = peers_[p];
   Ring* ring = own_.ring(p);
@@ -258,38 +324,20 @@ void ShmTransport::progressRecvs(int p) {
   while (!peer.recvs.empty()) {
     Slot& s = ring->slots[peer.tail % kSlots];
     if (!shm::published(s, peer.tail)) break;
+    if (!peer.recv_started && !matchHead(p, s)) return;
+    if (!peer.recv_started) break;
     uint32_t slot = peer.recvs.front();
     RequestRecord& rec = table_->slot(slot);
-    if (!peer.recv_started) {
-      if (s.tag != rec.tag || s.msg_len > rec.len) {
-        bool tag = s.tag != rec.tag;
-        ring->fault_expected = tag ? rec.tag : rec.len;
-        ring->fault_got = tag ? s.tag : s.msg_len;
-        ring->fault.store(tag ? kTagMismatch : kTooLong, std::memory_order_release);
-        peer.seg.ring_doorbell(/*force=*/true);
-        failPeer(p, mismatchStatus(rank_, p, *ring));
-        return;
-      }
-      peer.recv_started = true;
-    }
     if (s.kind == kRemote) {
-      iovec local{rec.buf, s.chunk_len};
-      iovec remote{remoteAddress(s.addr), s.chunk_len};
-      ssize_t n = process_vm_readv(peer.pid, &local, 1, &remote, 1, 0);
-      if (n != static_cast<ssize_t>(s.chunk_len)) {
-        int err = n < 0 ? errno : EIO;
-        failPeer(p, err == ESRCH ? exitedStatus(p)
-                                 : core::errnoStatus("process_vm_readv", err, Layer::kLibrary));
-        return;
-      }
-    } else {
+      if (!readRemote(p, rec.buf, s.addr, s.chunk_len)) return;
+    } else if (rec.buf) {
       std::memcpy(rec.buf + rec.bytes, s.data, s.chunk_len);
     }
     table_->addBytes(slot, s.chunk_len);
     if (rec.bytes == s.msg_len) {
-      table_->complete(slot);
       peer.recvs.pop();
       peer.recv_started = false;
+      table_->complete(slot);  // frees the slot if it was cancelled
     }
     ring->tail.store(++peer.tail, std::memory_order_release);
     consumed = true;
@@ -301,6 +349,7 @@ void ShmTransport::progressRecvs(int p) {
 }
 
 Status ShmTransport::progress() {
+  if (!connected()) return Status::ok();
   seen_doorbell_ = own_.header()->doorbell.load(std::memory_order_acquire);
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
@@ -354,6 +403,7 @@ void ShmTransport::failSends(int p) {
 }
 
 void ShmTransport::blockFor(int64_t max_ns) {
+  if (!connected()) return;
   const uint64_t before = events_;  // the liveness check below may finish what is waited on
   int64_t now = core::nowNs();
   if (now >= next_liveness_check_ns_) {
@@ -373,6 +423,43 @@ void ShmTransport::blockFor(int64_t max_ns) {
             nullptr, 0);
   }
   h->sleeping.store(0, std::memory_order_relaxed);
+}
+
+void ShmTransport::cancelPending(uint32_t slot) {
+  const RequestRecord& rec = table_->slot(slot);
+  Peer& peer = peers_[rec.peer];
+  if (rec.dir == Dir::kRecv) return;  // stays in order as a sink: progressRecvs/matchHead
+  // A send: not started yet, progressSends drops it when it reaches the front. Part of it
+  // published (inline chunks, or a single-copy send the peer may be reading): the peer's stream
+  // cannot be resynchronised without it.
+  bool started = false;
+  if (!peer.sends.empty() && peer.sends.front() == slot) started = peer.send_off > 0;
+  for (uint32_t i = 0; i < peer.remote_inflight.size(); ++i)
+    started |= peer.remote_inflight.at(i) == slot;
+  if (started)
+    abortPeer(rec.peer, Status(Code::kAborted, fmt::format("rank {} cancelled a send to rank {} "
+                                                           "that had partly left",
+                                                           rank_, rec.peer)));
+}
+
+void ShmTransport::abortPeer(int p, const Status& why) {
+  if (!connected() || p < 0 || p >= size_ || p == rank_ || !table_->peerError(p).isOk()) return;
+  // The peer sees the fault on the ring it publishes into (ours) and fails its side too.
+  Ring* in = own_.ring(p);
+  in->fault.store(kAborted, std::memory_order_release);
+  peers_[p].seg.ring_doorbell(/*force=*/true);
+  failPeer(p, Status(Code::kAborted, why.message()).withLayer(Layer::kApplication));
+}
+
+void ShmTransport::close() {
+  if (connected()) {
+    const Status closed(Code::kAborted, "shm transport closed");
+    for (int p = 0; p < size_; ++p)
+      if (p != rank_ && table_->peerError(p).isOk()) failPeer(p, closed);
+  }
+  setConnected(false);
+  peers_.clear();
+  own_ = Segment();
 }
 
 }  // namespace

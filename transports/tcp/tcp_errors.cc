@@ -28,6 +28,11 @@ Status tcpTooLong(Code code, int receiver, int sender, uint64_t posted, uint32_t
 }
 
 Status tcpRemoteAbort(int self, int peer, const TcpFrameHeader& h) {
+  if (h.kind == TcpFrameKind::kAbortPeer)
+    return Status(Code::kAborted,
+                  fmt::format("rank {} aborted its exchanges with rank {}", peer, self))
+        .withLayer(Layer::kApplication)
+        .withPeer(peer);
   Status st = h.kind == TcpFrameKind::kAbortTag
                   ? tcpTagMismatch(Code::kRemoteError, peer, self, h.len, h.tag)
                   : tcpTooLong(Code::kRemoteError, peer, self, h.len, h.tag, UINT64_MAX);

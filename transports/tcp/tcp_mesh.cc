@@ -247,7 +247,7 @@ core::Result<std::vector<Fd>> buildTcpMesh(launch::Bootstrap& bs, const Transpor
                 bs.size(),
                 opts.streams,
                 tcpTokenHash(bs.jobToken()),
-                instance == 0 ? "tcp/addr/" : fmt::format("tcp/{}/addr/", instance),
+                opts.scope + (instance == 0 ? "tcp/addr/" : fmt::format("tcp/{}/addr/", instance)),
                 std::vector<std::string>(bs.size())};
   CCSCOPE_ASSIGN_OR_RETURN(TcpEndpoint ep, chooseTcpEndpoint(opts));
   auto listener = launch::listenTcp(ep.bind_host, 0, kListenBacklog);

@@ -39,16 +39,19 @@ struct SlotQueue {
 struct Stream {
   launch::Fd fd;
   SlotQueue sendq, recvq;
-  size_t sent = 0;     // bytes of the head send part written, header included
-  size_t got = 0;      // bytes of the head receive part read, header included
-  TcpFrameHeader rx;   // header of the head receive part
-  uint32_t armed = 0;  // epoll interest registered now
+  size_t sent = 0;       // bytes of the head send part written, header included
+  size_t got = 0;        // bytes of the head receive part read, header included
+  TcpFrameHeader rx;     // header of the head receive part
+  bool matched = false;  // rx was matched to the head receive (onHeader)
+  uint32_t armed = 0;    // epoll interest registered now
   bool registered = false;
 };
 
 class TcpTransport final : public Transport {
  public:
-  explicit TcpTransport(const TransportOptions& opts) : opts_(opts) {}
+  explicit TcpTransport(const TransportOptions& opts) : opts_(opts) {
+    request_slots_ = opts.request_slots;
+  }
   ~TcpTransport() override { close(); }
   const char* name() const override { return "tcp"; }
   Capabilities caps() const override {
@@ -57,30 +60,26 @@ class TcpTransport final : public Transport {
     return c;
   }
   Status connect(launch::Bootstrap& bootstrap, core::Deadline deadline) override;
-  core::Result<MemoryRegion> registerMemory(void* base, size_t len) override {
-    return MemoryRegion{static_cast<char*>(base), len, next_mr_id_++};
-  }
-  core::Result<Request> postSend(int peer, uint32_t tag, const MemoryRegion& mr, size_t offset,
-                                 size_t len) override {
-    return post(Dir::kSend, peer, tag, mr, offset, len);
-  }
-  core::Result<Request> postRecv(int peer, uint32_t tag, const MemoryRegion& mr, size_t offset,
-                                 size_t len) override {
-    return post(Dir::kRecv, peer, tag, mr, offset, len);
-  }
   Status progress() override;
+  void abortPeer(int peer, const Status& why) override;
   void close() override;
 
  protected:
   void blockFor(int64_t max_ns) override;
+  core::Result<Request> doPost(Dir dir, int peer, uint32_t tag, const MemoryRegion& v) override;
+  void cancelPending(uint32_t slot) override;
 
  private:
   Stream& stream(int peer, int s) { return streams_[peer * nstreams_ + s]; }
   uint32_t& link(int s, uint32_t slot) { return next_[s * table_->capacity() + slot]; }
   void push(SlotQueue& q, int s, uint32_t slot);
   void pop(SlotQueue& q, int s);
-  core::Result<Request> post(Dir dir, int peer, uint32_t tag, const MemoryRegion& mr, size_t off,
-                             size_t len);
+  // Unlinks `slot` from a queue; false if it is not there.
+  bool unlink(SlotQueue& q, int s, uint32_t slot);
+  // The next receive of stream 0 a header matches, dropping cancelled ones that step aside.
+  uint32_t matchingRecv(int peer, uint32_t tag);
+  // Where a receive's next bytes go: its buffer, or the discard buffer once it was cancelled.
+  char* recvTarget(uint32_t slot, size_t off, size_t& want);
   bool hasWork(int peer);
   void progressPeer(int peer);
   bool pumpSend(int peer, int s);  // each pump returns false once the peer has failed
@@ -95,14 +94,13 @@ class TcpTransport final : public Transport {
 
   TransportOptions opts_;
   int nstreams_ = 1;
-  bool connected_ = false;
-  uint32_t next_mr_id_ = 1;
   launch::Fd epoll_;
   std::vector<Stream> streams_;    // [peer * streams + stream]
   std::vector<uint32_t> next_;     // [stream * capacity + slot]: links of the SlotQueues
   std::vector<uint64_t> msg_len_;  // [slot]: length the sender announced for a receive
   std::vector<int> active_;        // peers with queued work
   std::vector<uint8_t> is_active_, dead_;
+  std::vector<char> discard_;  // where cancelled receives' bytes go
   TcpFrameHeader tx_hdrs_[kMaxBatchParts];
   epoll_event events_[kMaxEvents];
 };
@@ -131,7 +129,7 @@ Status TcpTransport::connect(launch::Bootstrap& bootstrap, core::Deadline deadli
       return core::errnoStatus("epoll_ctl(ADD)", errno, Layer::kHostNetwork);
     st.registered = true;
   }
-  connected_ = true;
+  setConnected(true);
   return Status::ok();
 }
 
@@ -149,14 +147,9 @@ void TcpTransport::pop(SlotQueue& q, int s) {
   if (q.head == kNil) q.tail = kNil;
 }
 
-core::Result<Request> TcpTransport::post(Dir dir, int peer, uint32_t tag, const MemoryRegion& mr,
-                                         size_t off, size_t len) {
-  if (!connected_) return Status(Code::kInvalidArgument, "tcp transport used before connect()");
-  if (off > mr.len || len > mr.len - off)
-    return Status(
-        Code::kInvalidArgument,
-        fmt::format("{} B at offset {} overrun memory region {} of {} B", len, off, mr.id, mr.len));
-  CCSCOPE_ASSIGN_OR_RETURN(Request r, table_->open(dir, peer, tag, mr.base + off, len));
+core::Result<Request> TcpTransport::doPost(Dir dir, int peer, uint32_t tag, const MemoryRegion& v) {
+  const size_t len = v.len();
+  CCSCOPE_ASSIGN_OR_RETURN(Request r, table_->open(dir, peer, tag, v.base(), len));
   RequestRecord& rec = table_->slot(r.slot);
   // A receive learns its part count from the stream-0 header; a send knows it now.
   int parts = dir == Dir::kSend ? tcpPartsFor(len, nstreams_) : 1;
@@ -182,6 +175,7 @@ bool TcpTransport::hasWork(int peer) {
 }
 
 Status TcpTransport::progress() {
+  if (!connected()) return Status::ok();
   for (size_t i = active_.size(); i-- > 0;) {
     int peer = active_[i];
     progressPeer(peer);
@@ -256,20 +250,26 @@ void TcpTransport::consumeSent(int peer, int s, size_t n) {
 bool TcpTransport::pumpRecv(int peer, int s) {
   Stream& st = stream(peer, s);
   while (!st.recvq.empty()) {
-    uint32_t slot = st.recvq.head;
     if (st.got < kHeaderBytes) {
       ssize_t n = ::recv(st.fd.get(), reinterpret_cast<char*>(&st.rx) + st.got,
                          kHeaderBytes - st.got, MSG_DONTWAIT);
       if (n <= 0) return recvFailed(peer, n);
       st.got += static_cast<size_t>(n);
       if (st.got < kHeaderBytes) return true;
-      if (!onHeader(peer, s, slot)) return false;
     }
+    if (!st.matched) {
+      // Cancelled receives may step aside here; with none left the header waits for a post.
+      if (!onHeader(peer, s, st.recvq.head)) return false;
+      if (st.recvq.empty()) return true;
+      st.matched = true;
+    }
+    uint32_t slot = st.recvq.head;
     TcpPart part = tcpPartRange(msg_len_[slot], nstreams_, s);
     size_t done = st.got - kHeaderBytes;
     if (done < part.len) {
-      ssize_t n = ::recv(st.fd.get(), table_->slot(slot).buf + part.off + done, part.len - done,
-                         MSG_DONTWAIT);
+      size_t want = part.len - done;
+      char* to = recvTarget(slot, part.off + done, want);
+      ssize_t n = ::recv(st.fd.get(), to, want, MSG_DONTWAIT);
       if (n <= 0) return recvFailed(peer, n);
       st.got += static_cast<size_t>(n);
       table_->addBytes(slot, static_cast<size_t>(n));
@@ -277,6 +277,7 @@ bool TcpTransport::pumpRecv(int peer, int s) {
     }
     pop(st.recvq, s);
     st.got = 0;
+    st.matched = false;
     finishPart(slot);
   }
   return true;
@@ -289,17 +290,21 @@ bool TcpTransport::recvFailed(int peer, ssize_t n) {
 }
 
 bool TcpTransport::onHeader(int peer, int s, uint32_t slot) {
-  RequestRecord& rec = table_->slot(slot);
   const TcpFrameHeader& h = stream(peer, s).rx;
   bool data = h.kind == TcpFrameKind::kData;
+  if (data && s == 0) {
+    slot = matchingRecv(peer, h.tag);
+    if (slot == kNil) return true;  // every receive stepped aside: wait for the next post
+  }
+  RequestRecord& rec = table_->slot(slot);
   if (tcpIsAbort(h)) {
     failPeer(peer, tcpRemoteAbort(rank_, peer, h), nullptr);
-  } else if (data && s == 0 && h.tag != rec.tag) {
+  } else if (data && s == 0 && h.tag != rec.tag) {  // (a cancelled one stepped aside)
     // Tell the sender too, so both sides report the same disagreement.
     TcpFrameHeader note{h.tag, TcpFrameKind::kAbortTag, rec.tag};
     failPeer(peer, tcpTagMismatch(Code::kAborted, rank_, peer, rec.tag, h.tag).withPeer(peer),
              &note);
-  } else if (data && s == 0 && h.len > rec.len) {
+  } else if (data && s == 0 && h.len > rec.len && !rec.cancelled) {
     TcpFrameHeader note{h.tag, TcpFrameKind::kAbortLength, rec.len};
     failPeer(peer, tcpTooLong(Code::kAborted, rank_, peer, rec.len, h.tag, h.len).withPeer(peer),
              &note);
@@ -345,8 +350,68 @@ void TcpTransport::failPeer(int peer, const Status& st, const TcpFrameHeader* no
     ::shutdown(x.fd.get(), SHUT_RDWR);
     x.sendq = x.recvq = SlotQueue{};
     x.sent = x.got = 0;
+    x.matched = false;
   }
   table_->failPeer(peer, st);
+}
+
+uint32_t TcpTransport::matchingRecv(int peer, uint32_t tag) {
+  Stream& s0 = stream(peer, 0);
+  while (!s0.recvq.empty()) {
+    uint32_t slot = s0.recvq.head;
+    const RequestRecord& rec = table_->slot(slot);
+    if (!rec.cancelled || rec.tag == tag) return slot;
+    pop(s0.recvq, 0);  // a cancelled receive this is not the late message of: it steps aside
+    table_->drop(slot);
+  }
+  return kNil;
+}
+
+char* TcpTransport::recvTarget(uint32_t slot, size_t off, size_t& want) {
+  RequestRecord& rec = table_->slot(slot);
+  if (rec.buf) return rec.buf + off;
+  discard_.resize(size_t{1} << 16);
+  want = std::min(want, discard_.size());
+  return discard_.data();
+}
+
+bool TcpTransport::unlink(SlotQueue& q, int s, uint32_t slot) {
+  uint32_t prev = kNil;
+  for (uint32_t at = q.head; at != kNil; prev = at, at = link(s, at)) {
+    if (at != slot) continue;
+    if (prev == kNil)
+      q.head = link(s, at);
+    else
+      link(s, prev) = link(s, at);
+    if (q.tail == slot) q.tail = prev;
+    return true;
+  }
+  return false;
+}
+
+void TcpTransport::cancelPending(uint32_t slot) {
+  const RequestRecord& rec = table_->slot(slot);
+  const int peer = rec.peer;
+  if (rec.dir == Dir::kRecv || dead_[peer]) return;  // receives stay in order as sinks
+  // A send none of whose bytes left is withdrawn from every stream; one that partly left
+  // cannot be taken back from the peer's byte stream.
+  for (int s = 0; s < nstreams_; ++s)
+    if (stream(peer, s).sendq.head == slot && stream(peer, s).sent > 0) {
+      abortPeer(peer, Status(Code::kAborted,
+                             fmt::format("rank {} cancelled a send to rank {} that had partly left",
+                                         rank_, peer)));
+      return;
+    }
+  for (int s = 0; s < nstreams_; ++s) unlink(stream(peer, s).sendq, s, slot);
+  table_->drop(slot);
+}
+
+void TcpTransport::abortPeer(int peer, const Status& why) {
+  if (!connected() || peer < 0 || peer >= size_ || peer == rank_ || dead_[peer]) return;
+  TcpFrameHeader note{0, TcpFrameKind::kAbortPeer, 0};
+  failPeer(peer,
+           Status(Code::kAborted, why.message()).withLayer(Layer::kApplication).withPeer(peer),
+           &note);
 }
 
 void TcpTransport::rearm() {
@@ -365,7 +430,7 @@ void TcpTransport::rearm() {
 }
 
 void TcpTransport::blockFor(int64_t max_ns) {
-  if (!connected_) return;
+  if (!connected()) return;
   rearm();
   int ms = static_cast<int>((max_ns + 999'999) / 1'000'000);
   int n = epoll_wait(epoll_.get(), events_, kMaxEvents, ms);
@@ -384,11 +449,17 @@ void TcpTransport::blockFor(int64_t max_ns) {
 }
 
 void TcpTransport::close() {
+  if (connected()) {
+    const Status closed(Code::kAborted, "tcp transport closed");
+    for (int p = 0; p < size_; ++p)
+      if (p != rank_) table_->failPeer(p, closed);
+  }
   for (Stream& st : streams_)
     if (st.fd.valid()) ::shutdown(st.fd.get(), SHUT_RDWR);
+  setConnected(false);
   streams_.clear();
+  active_.clear();
   epoll_.reset();
-  connected_ = false;
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ enum class TcpFrameKind : uint32_t {
   kData = 0x41544144,         // a message part follows: `len` is the whole message's length
   kAbortTag = 0x47415441,     // receiver saw a tag mismatch: tag = sender's tag, len = expected
   kAbortLength = 0x4e454c41,  // receive too short: tag = sender's tag, len = posted length
+  kAbortPeer = 0x52454550,    // the sender ended every exchange with us (Transport::abortPeer)
 };
 
 struct TcpFrameHeader {
@@ -41,7 +42,8 @@ struct TcpFrameHeader {
 static_assert(sizeof(TcpFrameHeader) == 16);
 
 inline bool tcpIsAbort(const TcpFrameHeader& h) {
-  return h.kind == TcpFrameKind::kAbortTag || h.kind == TcpFrameKind::kAbortLength;
+  return h.kind == TcpFrameKind::kAbortTag || h.kind == TcpFrameKind::kAbortLength ||
+         h.kind == TcpFrameKind::kAbortPeer;
 }
 
 // Messages at least this long are striped over all streams; shorter ones travel whole on
