@@ -13,6 +13,8 @@ commands=(
   "every algorithm and --algo auto vs Open MPI's collectives over shm; goals checked"
   latency "OLD_BIN NEW_BIN [TRIALS=6] [NPS=\"2 4 8\"]"
   "two ccscope builds A/B plus Open MPI, taking turns: 8 B allreduce p50 (or BENCH=...)"
+  builds "OLD_BIN NEW_BIN [RUNS=5] [NPS=\"2 4 8\"]"
+  "two ccscope builds, shm and tcp allreduce/alltoall 8 B-64 MiB: slower beyond spread?"
   points "COLL NP FROM TO [TRIALS=12]"
   "one collective at one np, ours (every algorithm, auto) vs Open MPI, many trials"
   pages "[RUNS=3] [MIN=1M] [MAX=64M]"
