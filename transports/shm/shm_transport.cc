@@ -18,6 +18,7 @@
 #include "transports/common/fixed_queue.h"
 #include "transports/shm/shm_address.h"
 #include "transports/shm/shm_segment.h"
+#include "transports/shm/shm_state.h"
 #include "transports/shm/single_copy.h"
 
 namespace ccscope::transports {
@@ -27,9 +28,9 @@ using core::Layer;
 using core::Status;
 using namespace shm;
 
-namespace {
+namespace shm_detail {
 
-constexpr int64_t kLivenessCheckEveryNs = 50'000'000;
+namespace {
 
 // A bootstrap scope as part of a /dev/shm name: letters and digits only.
 std::string shmSafe(std::string s) {
@@ -44,102 +45,7 @@ void* remoteAddress(uint64_t addr) {
   return reinterpret_cast<void*>(addr);  // NOLINT(performance-no-int-to-ptr)
 }
 
-// The same words on both sides of a mismatched message.
-Status mismatchStatus(int receiver, int sender, const Ring& ring) {
-  if (ring.fault.load() == kAborted)
-    return Status(Code::kAborted,
-                  fmt::format("rank {} aborted its exchanges with rank {}", receiver, sender))
-        .withLayer(Layer::kApplication);
-  std::string what =
-      ring.fault.load() == kTagMismatch
-          ? fmt::format(
-                "rank {} expected tag {:#x} from rank {} but got {:#x}: ranks disagree on "
-                "the collective",
-                receiver, ring.fault_expected, sender, ring.fault_got)
-          : fmt::format(
-                "rank {} sent {} B but rank {} expected at most {} B: ranks disagree on "
-                "the message size",
-                sender, ring.fault_got, receiver, ring.fault_expected);
-  return Status(Code::kRemoteError, what).withLayer(Layer::kApplication);
-}
-
-struct Peer {
-  Segment seg;  // the peer's segment: we publish into seg.ring(self)
-  pid_t pid = -1;
-  launch::Fd pidfd;
-  FixedQueue sends, remote_inflight, recvs;
-  uint64_t send_off = 0;  // bytes of sends.front() already published
-  uint64_t head = 0;      // next position of the ring we publish into
-  // The tail of that ring as last read. The tail is the receiver's cache line: it is read again
-  // only when the ring looks full or single-copy sends wait for it, so a small send does not
-  // first wait for that line to cross cores.
-  uint64_t peer_tail = 0;
-  uint64_t tail = 0;  // our cached tail of the ring we consume (peer -> self)
-  bool recv_started = false;
-  bool gone = false;  // exited; its ring may still hold messages for us (checkPeers)
-};
-
-class ShmTransport final : public Transport {
- public:
-  explicit ShmTransport(const TransportOptions& o) : opts_(o) { request_slots_ = o.request_slots; }
-  ~ShmTransport() override { close(); }
-  const char* name() const override { return "shm"; }
-  Capabilities caps() const override { return Capabilities{}; }
-  Status connect(launch::Bootstrap& bs, core::Deadline deadline) override;
-  Status progress() override;
-  void abortPeer(int peer, const Status& why) override;
-  void close() override;
-
- protected:
-  void blockFor(int64_t max_ns) override;
-  core::Result<Request> doPost(Dir dir, int peer, uint32_t tag, const MemoryRegion& v) override {
-    CCSCOPE_ASSIGN_OR_RETURN(Request r, table_->open(dir, peer, tag, v.base(), v.len()));
-    if (dir == Dir::kRecv) {
-      peers_[peer].recvs.push(r.slot);
-      return r;
-    }
-    peers_[peer].sends.push(r.slot);
-    progressSends(peer);
-    return r;
-  }
-  void cancelPending(uint32_t slot) override;
-
- private:
-  void progressSends(int p);
-  void progressRecvs(int p);
-  // Matches the head receive against the message in `s`; false when the peer failed.
-  bool matchHead(int p, Slot& s);
-  bool readRemote(int p, char* dst, uint64_t addr, uint64_t len);
-  void checkPeers();
-  void failSends(int p);  // of a peer that exited: they can never complete
-  Status exitedStatus(int p) const {
-    return Status(Code::kPeerClosed,
-                  fmt::format("rank {} (pid {}) exited or was killed", p, peers_[p].pid))
-        .withLayer(Layer::kApplication);
-  }
-  void failPeer(int p, Status s) {
-    ++events_;
-    table_->failPeer(p, s.withPeer(p));
-    Peer& peer = peers_[p];
-    peer.sends.clear();
-    peer.recvs.clear();
-    peer.remote_inflight.clear();
-    peer.send_off = 0;
-    peer.recv_started = false;
-  }
-  Status probeSingleCopy(int p, uint64_t remote_header);
-
-  TransportOptions opts_;
-  Segment own_;
-  std::vector<Peer> peers_;
-  std::vector<uint64_t> remote_seq_;  // per request slot: ring position of a single-copy send
-  uint32_t seen_doorbell_ = 0;
-  uint64_t events_ = 0;  // slots published, consumed or completed, peers failed: progress made
-  bool single_copy_ = true;
-  size_t single_copy_from_ = 0;  // set by connect()
-  std::vector<char> discard_;    // where a cancelled receive's single-copy message is read
-  int64_t next_liveness_check_ns_ = 0;
-};
+}  // namespace
 
 Status ShmTransport::probeSingleCopy(int p, uint64_t remote_header) {
   uint32_t got = 0;
@@ -202,6 +108,35 @@ Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
   return Status::ok();
 }
 
+void ShmTransport::fillSlot(Peer& peer, uint32_t slot, Slot& s) {
+  RequestRecord& rec = table_->slot(slot);
+  if (single_copy_ && rec.len >= single_copy_from_) {
+    s.kind = kRemote;
+    s.chunk_len = rec.len;
+    s.addr = reinterpret_cast<uintptr_t>(rec.buf);
+    remote_seq_[slot] = peer.head;
+    peer.remote_inflight.push(slot);
+    peer.sends.pop();
+  } else {
+    // The receiver may be polling the slot's first line (seq): that line is written last,
+    // the bytes after it first, so it is taken from the receiver once, not twice.
+    size_t chunk = std::min<size_t>(kSlotBytes, rec.len - peer.send_off);
+    size_t first = std::min(chunk, kFirstLineData);
+    const char* src = rec.buf + peer.send_off;
+    std::memcpy(s.data + first, src + first, chunk - first);
+    std::memcpy(s.data, src, first);
+    s.kind = kInline;
+    s.chunk_len = chunk;
+    peer.send_off += chunk;
+    table_->addBytes(slot, chunk);
+    if (peer.send_off == rec.len) {
+      table_->complete(slot);
+      peer.sends.pop();
+      peer.send_off = 0;
+    }
+  }
+}
+
 void ShmTransport::progressSends(int p) {
   Peer& peer = peers_[p];
   if (peer.sends.empty() && peer.remote_inflight.empty()) return;
@@ -223,31 +158,7 @@ void ShmTransport::progressSends(int p) {
       continue;
     }
     Slot& s = ring->slots[peer.head % kSlots];
-    if (single_copy_ && rec.len >= single_copy_from_) {
-      s.kind = kRemote;
-      s.chunk_len = rec.len;
-      s.addr = reinterpret_cast<uintptr_t>(rec.buf);
-      remote_seq_[slot] = peer.head;
-      peer.remote_inflight.push(slot);
-      peer.sends.pop();
-    } else {
-      // The receiver may be polling the slot's first line (seq): that line is written last,
-      // the bytes after it first, so it is taken from the receiver once, not twice.
-      size_t chunk = std::min<size_t>(kSlotBytes, rec.len - peer.send_off);
-      size_t first = std::min(chunk, kFirstLineData);
-      const char* src = rec.buf + peer.send_off;
-      std::memcpy(s.data + first, src + first, chunk - first);
-      std::memcpy(s.data, src, first);
-      s.kind = kInline;
-      s.chunk_len = chunk;
-      peer.send_off += chunk;
-      table_->addBytes(slot, chunk);
-      if (peer.send_off == rec.len) {
-        table_->complete(slot);
-        peer.sends.pop();
-        peer.send_off = 0;
-      }
-    }
+    fillSlot(peer, slot, s);
     s.tag = rec.tag;
     s.msg_len = rec.len;
     shm::publish(s, peer.head++);
@@ -362,110 +273,10 @@ Status ShmTransport::progress() {
   return Status::ok();
 }
 
-void ShmTransport::checkPeers() {
-  for (int p = 0; p < size_; ++p) {
-    Peer& peer = peers_[p];
-    if (p == rank_ || !table_->peerError(p).isOk()) continue;
-    bool gone = false;
-    if (peer.pidfd.valid()) {
-      pollfd pf{peer.pidfd.get(), POLLIN, 0};
-      gone = ::poll(&pf, 1, 0) > 0;
-    } else {
-      gone = kill(peer.pid, 0) != 0 && errno == ESRCH;
-    }
-    if (!gone) continue;
-    // What a peer published before it exited is still in our ring and is still delivered: a
-    // rank may finish its last collective and exit before we consume its last message. Only
-    // what can never come fails: its part of our sends at once, our receives once the ring is
-    // drained (and then every later post to it, through failPeer).
-    progressRecvs(p);
-    if (!table_->peerError(p).isOk()) continue;  // the drain itself failed the peer
-    if (!shm::published(own_.ring(p)->slots[peer.tail % kSlots], peer.tail)) {
-      failPeer(p, exitedStatus(p));
-      continue;
-    }
-    if (peer.gone) continue;  // its sends failed at the check that found it gone
-    peer.gone = true;
-    failSends(p);
-  }
-}
-
-void ShmTransport::failSends(int p) {
-  Peer& peer = peers_[p];
-  const Status closed = exitedStatus(p).withPeer(p);
-  for (FixedQueue* q : {&peer.sends, &peer.remote_inflight})
-    while (!q->empty()) {
-      table_->fail(q->front(), closed);
-      q->pop();
-      ++events_;
-    }
-  peer.send_off = 0;
-}
-
-void ShmTransport::blockFor(int64_t max_ns) {
-  if (!connected()) return;
-  const uint64_t before = events_;  // the liveness check below may finish what is waited on
-  int64_t now = core::nowNs();
-  if (now >= next_liveness_check_ns_) {
-    checkPeers();
-    next_liveness_check_ns_ = now + kLivenessCheckEveryNs;
-  }
-  max_ns = std::min(max_ns, kLivenessCheckEveryNs);
-  SegmentHeader* h = own_.header();
-  h->sleeping.store(1, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  // Peers ring the doorbell only while `sleeping` is set: one more poll catches whatever they
-  // published before they could see it (and reloads seen_doorbell_ for the futex).
-  progress().ignore();
-  if (events_ == before) {
-    timespec ts{static_cast<time_t>(max_ns / 1000000000), static_cast<long>(max_ns % 1000000000)};
-    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&h->doorbell), FUTEX_WAIT, seen_doorbell_, &ts,
-            nullptr, 0);
-  }
-  h->sleeping.store(0, std::memory_order_relaxed);
-}
-
-void ShmTransport::cancelPending(uint32_t slot) {
-  const RequestRecord& rec = table_->slot(slot);
-  Peer& peer = peers_[rec.peer];
-  if (rec.dir == Dir::kRecv) return;  // stays in order as a sink: progressRecvs/matchHead
-  // A send: not started yet, progressSends drops it when it reaches the front. Part of it
-  // published (inline chunks, or a single-copy send the peer may be reading): the peer's stream
-  // cannot be resynchronised without it.
-  bool started = false;
-  if (!peer.sends.empty() && peer.sends.front() == slot) started = peer.send_off > 0;
-  for (uint32_t i = 0; i < peer.remote_inflight.size(); ++i)
-    started |= peer.remote_inflight.at(i) == slot;
-  if (started)
-    abortPeer(rec.peer, Status(Code::kAborted, fmt::format("rank {} cancelled a send to rank {} "
-                                                           "that had partly left",
-                                                           rank_, rec.peer)));
-}
-
-void ShmTransport::abortPeer(int p, const Status& why) {
-  if (!connected() || p < 0 || p >= size_ || p == rank_ || !table_->peerError(p).isOk()) return;
-  // The peer sees the fault on the ring it publishes into (ours) and fails its side too.
-  Ring* in = own_.ring(p);
-  in->fault.store(kAborted, std::memory_order_release);
-  peers_[p].seg.ring_doorbell(/*force=*/true);
-  failPeer(p, Status(Code::kAborted, why.message()).withLayer(Layer::kApplication));
-}
-
-void ShmTransport::close() {
-  if (connected()) {
-    const Status closed(Code::kAborted, "shm transport closed");
-    for (int p = 0; p < size_; ++p)
-      if (p != rank_ && table_->peerError(p).isOk()) failPeer(p, closed);
-  }
-  setConnected(false);
-  peers_.clear();
-  own_ = Segment();
-}
-
-}  // namespace
+}  // namespace shm_detail
 
 std::unique_ptr<Transport> makeShmTransport(const TransportOptions& opts) {
-  return std::make_unique<ShmTransport>(opts);
+  return std::make_unique<shm_detail::ShmTransport>(opts);
 }
 
 }  // namespace ccscope::transports

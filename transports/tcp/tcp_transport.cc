@@ -11,6 +11,7 @@
 
 #include "transports/tcp/tcp_errors.h"
 #include "transports/tcp/tcp_mesh.h"
+#include "transports/tcp/tcp_state.h"
 #include "transports/tcp/tcp_wire.h"
 
 namespace ccscope::transports {
@@ -19,91 +20,7 @@ using core::Code;
 using core::Layer;
 using core::Status;
 
-namespace {
-
-constexpr uint32_t kNil = UINT32_MAX;
-constexpr int kMaxBatchParts = 32;  // message parts gathered into one sendmsg
-constexpr int kMaxEvents = 64;
-constexpr size_t kHeaderBytes = sizeof(TcpFrameHeader);
-
-// FIFO of request slots linked through an index array owned by the transport: queuing a
-// message never allocates.
-struct SlotQueue {
-  uint32_t head = kNil;
-  uint32_t tail = kNil;
-  bool empty() const { return head == kNil; }
-};
-
-// One connection of a pair. Sends and receives each have a queue of request slots; only the
-// head of each is in flight, so FIFO order per socket is the matching order.
-struct Stream {
-  launch::Fd fd;
-  SlotQueue sendq, recvq;
-  size_t sent = 0;       // bytes of the head send part written, header included
-  size_t got = 0;        // bytes of the head receive part read, header included
-  TcpFrameHeader rx;     // header of the head receive part
-  bool matched = false;  // rx was matched to the head receive (onHeader)
-  uint32_t armed = 0;    // epoll interest registered now
-  bool registered = false;
-};
-
-class TcpTransport final : public Transport {
- public:
-  explicit TcpTransport(const TransportOptions& opts) : opts_(opts) {
-    request_slots_ = opts.request_slots;
-  }
-  ~TcpTransport() override { close(); }
-  const char* name() const override { return "tcp"; }
-  Capabilities caps() const override {
-    Capabilities c;
-    c.min_segment_bytes = 256 << 10;  // two syscalls per message: fewer, larger ones win
-    return c;
-  }
-  Status connect(launch::Bootstrap& bootstrap, core::Deadline deadline) override;
-  Status progress() override;
-  void abortPeer(int peer, const Status& why) override;
-  void close() override;
-
- protected:
-  void blockFor(int64_t max_ns) override;
-  core::Result<Request> doPost(Dir dir, int peer, uint32_t tag, const MemoryRegion& v) override;
-  void cancelPending(uint32_t slot) override;
-
- private:
-  Stream& stream(int peer, int s) { return streams_[peer * nstreams_ + s]; }
-  uint32_t& link(int s, uint32_t slot) { return next_[s * table_->capacity() + slot]; }
-  void push(SlotQueue& q, int s, uint32_t slot);
-  void pop(SlotQueue& q, int s);
-  // Unlinks `slot` from a queue; false if it is not there.
-  bool unlink(SlotQueue& q, int s, uint32_t slot);
-  // The next receive of stream 0 a header matches, dropping cancelled ones that step aside.
-  uint32_t matchingRecv(int peer, uint32_t tag);
-  // Where a receive's next bytes go: its buffer, or the discard buffer once it was cancelled.
-  char* recvTarget(uint32_t slot, size_t off, size_t& want);
-  bool hasWork(int peer);
-  void progressPeer(int peer);
-  bool pumpSend(int peer, int s);  // each pump returns false once the peer has failed
-  void consumeSent(int peer, int s, size_t n);
-  bool pumpRecv(int peer, int s);
-  bool recvFailed(int peer, ssize_t n);
-  bool onHeader(int peer, int s, uint32_t slot);
-  void finishPart(uint32_t slot);
-  Status closedStatus(int peer, const char* call, int err);
-  void failPeer(int peer, const Status& st, const TcpFrameHeader* notify);
-  void rearm();
-
-  TransportOptions opts_;
-  int nstreams_ = 1;
-  launch::Fd epoll_;
-  std::vector<Stream> streams_;    // [peer * streams + stream]
-  std::vector<uint32_t> next_;     // [stream * capacity + slot]: links of the SlotQueues
-  std::vector<uint64_t> msg_len_;  // [slot]: length the sender announced for a receive
-  std::vector<int> active_;        // peers with queued work
-  std::vector<uint8_t> is_active_, dead_;
-  std::vector<char> discard_;  // where cancelled receives' bytes go
-  TcpFrameHeader tx_hdrs_[kMaxBatchParts];
-  epoll_event events_[kMaxEvents];
-};
+namespace tcp_detail {
 
 Status TcpTransport::connect(launch::Bootstrap& bootstrap, core::Deadline deadline) {
   initTable(bootstrap.rank(), bootstrap.size());
@@ -326,146 +243,10 @@ void TcpTransport::finishPart(uint32_t slot) {
   if (--rec.parts_left == 0) table_->complete(slot);
 }
 
-Status TcpTransport::closedStatus(int peer, const char* call, int err) {
-  // A peer that found a protocol error leaves an abort frame before it shuts down: prefer it.
-  Stream& s0 = stream(peer, 0);
-  TcpFrameHeader h;
-  if (s0.got == 0 && ::recv(s0.fd.get(), &h, sizeof h, MSG_PEEK | MSG_DONTWAIT) == sizeof h &&
-      tcpIsAbort(h))
-    return tcpRemoteAbort(rank_, peer, h);
-  return tcpConnectionError(rank_, peer, call, err);
-}
-
-void TcpTransport::failPeer(int peer, const Status& st, const TcpFrameHeader* notify) {
-  if (dead_[peer]) return;
-  dead_[peer] = 1;
-  Stream& s0 = stream(peer, 0);
-  // The notice must start at a frame boundary to be readable: best effort, never blocking.
-  if (notify && s0.sent == 0)
-    (void)::send(s0.fd.get(), notify, sizeof *notify, MSG_NOSIGNAL | MSG_DONTWAIT);
-  for (int s = 0; s < nstreams_; ++s) {
-    Stream& x = stream(peer, s);
-    if (x.registered) epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, x.fd.get(), nullptr);
-    x.registered = false;
-    ::shutdown(x.fd.get(), SHUT_RDWR);
-    x.sendq = x.recvq = SlotQueue{};
-    x.sent = x.got = 0;
-    x.matched = false;
-  }
-  table_->failPeer(peer, st);
-}
-
-uint32_t TcpTransport::matchingRecv(int peer, uint32_t tag) {
-  Stream& s0 = stream(peer, 0);
-  while (!s0.recvq.empty()) {
-    uint32_t slot = s0.recvq.head;
-    const RequestRecord& rec = table_->slot(slot);
-    if (!rec.cancelled || rec.tag == tag) return slot;
-    pop(s0.recvq, 0);  // a cancelled receive this is not the late message of: it steps aside
-    table_->drop(slot);
-  }
-  return kNil;
-}
-
-char* TcpTransport::recvTarget(uint32_t slot, size_t off, size_t& want) {
-  RequestRecord& rec = table_->slot(slot);
-  if (rec.buf) return rec.buf + off;
-  discard_.resize(size_t{1} << 16);
-  want = std::min(want, discard_.size());
-  return discard_.data();
-}
-
-bool TcpTransport::unlink(SlotQueue& q, int s, uint32_t slot) {
-  uint32_t prev = kNil;
-  for (uint32_t at = q.head; at != kNil; prev = at, at = link(s, at)) {
-    if (at != slot) continue;
-    if (prev == kNil)
-      q.head = link(s, at);
-    else
-      link(s, prev) = link(s, at);
-    if (q.tail == slot) q.tail = prev;
-    return true;
-  }
-  return false;
-}
-
-void TcpTransport::cancelPending(uint32_t slot) {
-  const RequestRecord& rec = table_->slot(slot);
-  const int peer = rec.peer;
-  if (rec.dir == Dir::kRecv || dead_[peer]) return;  // receives stay in order as sinks
-  // A send none of whose bytes left is withdrawn from every stream; one that partly left
-  // cannot be taken back from the peer's byte stream.
-  for (int s = 0; s < nstreams_; ++s)
-    if (stream(peer, s).sendq.head == slot && stream(peer, s).sent > 0) {
-      abortPeer(peer, Status(Code::kAborted,
-                             fmt::format("rank {} cancelled a send to rank {} that had partly left",
-                                         rank_, peer)));
-      return;
-    }
-  for (int s = 0; s < nstreams_; ++s) unlink(stream(peer, s).sendq, s, slot);
-  table_->drop(slot);
-}
-
-void TcpTransport::abortPeer(int peer, const Status& why) {
-  if (!connected() || peer < 0 || peer >= size_ || peer == rank_ || dead_[peer]) return;
-  TcpFrameHeader note{0, TcpFrameKind::kAbortPeer, 0};
-  failPeer(peer,
-           Status(Code::kAborted, why.message()).withLayer(Layer::kApplication).withPeer(peer),
-           &note);
-}
-
-void TcpTransport::rearm() {
-  // Interest changes only here, before sleeping: the spinning fast path makes no epoll_ctl.
-  for (size_t i = 0; i < streams_.size(); ++i) {
-    Stream& st = streams_[i];
-    if (!st.registered) continue;
-    uint32_t want =
-        (st.recvq.empty() ? 0u : uint32_t{EPOLLIN}) | (st.sendq.empty() ? 0u : uint32_t{EPOLLOUT});
-    if (want == st.armed) continue;
-    epoll_event ev{};
-    ev.events = want;
-    ev.data.u32 = static_cast<uint32_t>(i);
-    if (epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, st.fd.get(), &ev) == 0) st.armed = want;
-  }
-}
-
-void TcpTransport::blockFor(int64_t max_ns) {
-  if (!connected()) return;
-  rearm();
-  int ms = static_cast<int>((max_ns + 999'999) / 1'000'000);
-  int n = epoll_wait(epoll_.get(), events_, kMaxEvents, ms);
-  for (int i = 0; i < n; ++i) {
-    // Errors on a socket with no work would wake us forever: the peer is gone, record it now.
-    uint32_t idx = events_[i].data.u32;
-    Stream& st = streams_[idx];
-    if (!(events_[i].events & (EPOLLERR | EPOLLHUP)) || !st.sendq.empty() || !st.recvq.empty())
-      continue;
-    int err = 0;
-    socklen_t len = sizeof err;
-    getsockopt(st.fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-    int peer = static_cast<int>(idx) / nstreams_;
-    failPeer(peer, closedStatus(peer, "epoll_wait", err), nullptr);
-  }
-}
-
-void TcpTransport::close() {
-  if (connected()) {
-    const Status closed(Code::kAborted, "tcp transport closed");
-    for (int p = 0; p < size_; ++p)
-      if (p != rank_) table_->failPeer(p, closed);
-  }
-  for (Stream& st : streams_)
-    if (st.fd.valid()) ::shutdown(st.fd.get(), SHUT_RDWR);
-  setConnected(false);
-  streams_.clear();
-  active_.clear();
-  epoll_.reset();
-}
-
-}  // namespace
+}  // namespace tcp_detail
 
 std::unique_ptr<Transport> makeTcpTransport(const TransportOptions& opts) {
-  return std::make_unique<TcpTransport>(opts);
+  return std::make_unique<tcp_detail::TcpTransport>(opts);
 }
 
 }  // namespace ccscope::transports
