@@ -45,12 +45,29 @@ class TickClock {
   static inline std::atomic<int64_t> ticked_{0};
 };
 
+// Seconds as int64 nanoseconds, saturating: past INT64_MAX (1e30, +inf) is INT64_MAX, and zero,
+// negative or NaN is 0. For every timeout a caller multiplies into nanoseconds.
+inline int64_t secondsToNs(double s) {
+  if (!(s > 0)) return 0;  // also NaN
+  const double ns = s * 1e9;
+  // 2^63, the first double past INT64_MAX: below it the conversion is defined.
+  return ns >= 0x1p63 ? INT64_MAX : static_cast<int64_t>(ns);
+}
+
+// A duration too long for int64 nanoseconds past now (1e30 s, +inf) saturates to never(), so a
+// huge timeout means no deadline rather than wrapping into one already past. afterSeconds() of
+// zero, a negative number or NaN is a deadline already expired: a library caller gets a
+// timeout at once, never a wait without end (the CLI refuses such durations before this).
 class Deadline {
  public:
-  static Deadline after(std::chrono::nanoseconds d) { return Deadline(nowNs() + d.count()); }
-  static Deadline afterSeconds(double s) {
-    return Deadline(nowNs() + static_cast<int64_t>(s * 1e9));
+  static Deadline after(std::chrono::nanoseconds d) {
+    const int64_t now = nowNs();
+    const int64_t ns = d.count();
+    if (ns >= INT64_MAX - now) return never();
+    // Already expired; at now, not earlier, so remainingNs() cannot overflow either.
+    return Deadline(ns > 0 ? now + ns : now);
   }
+  static Deadline afterSeconds(double s) { return after(std::chrono::nanoseconds(secondsToNs(s))); }
   static Deadline never() { return Deadline(INT64_MAX); }
 
   bool expired() const { return nowNs() >= at_ns_; }
@@ -58,9 +75,10 @@ class Deadline {
     int64_t r = at_ns_ - nowNs();
     return r > 0 ? r : 0;
   }
-  // Milliseconds left, clamped for poll/epoll_wait (-1 never happens: deadlines are finite).
+  // Milliseconds left, rounded up and clamped for poll/epoll_wait (never -1, even for never()).
   int remainingMsClamped(int cap_ms) const {
-    int64_t ms = (remainingNs() + 999999) / 1000000;
+    const int64_t ns = remainingNs();
+    const int64_t ms = ns / 1000000 + (ns % 1000000 != 0);
     return static_cast<int>(ms < cap_ms ? ms : cap_ms);
   }
   int64_t atNs() const { return at_ns_; }
