@@ -97,7 +97,7 @@ Status parseSweepOptions(const RawOptions& r, bench::BenchConfig& c) {
   }
   CCSCOPE_ASSIGN_OR_RETURN(c.dtypes, core::parseDataTypeList(r.dtype));
   CCSCOPE_ASSIGN_OR_RETURN(c.ops, core::parseReduceOpList(r.op));
-  CCSCOPE_ASSIGN_OR_RETURN(c.timeout_s, core::parseDurationSeconds(r.timeout));
+  CCSCOPE_ASSIGN_OR_RETURN(c.timeout_s, parseDurationOption("--timeout", r.timeout));
   if (r.hugepages != "on" && r.hugepages != "off")
     return Status(core::Code::kInvalidArgument,
                   fmt::format("--hugepages takes on or off, not '{}'", r.hugepages));
@@ -250,7 +250,8 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("--a2av", raw->a2av,
                 "alltoallv traffic: uniform, skewed:ALPHA, moe:EXPERTS,TOPK, file:PATH");
   b->add_option("--transport", raw->transport, transports::transportNames() + " or mpi");
-  b->add_option("--timeout", raw->timeout, "Deadline of every collective operation (30s, 500ms)");
+  b->add_option("--timeout", raw->timeout,
+                "Deadline of every collective operation (30s, 500ms; inf: none)");
   b->add_option("--json", raw->job.json_path, "Write JSON Lines results to this file");
   addReportOptions(*b, raw->report);
   b->add_option("--placement", raw->placement,

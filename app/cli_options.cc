@@ -1,8 +1,13 @@
 #include "app/cli_options.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 #include "app/command.h"
+#include "core/units.h"
 
 namespace ccscope::app {
 
@@ -32,6 +37,19 @@ void addReportOptions(CLI::App& sub, ReportFlags& f) {
 
 core::Status parseReportFlags(ReportFlags& f) {
   return reports::parseCriteria(f.tolerance, f.min_busbw, f.max_lat, f.options.criteria);
+}
+
+core::Result<double> parseDurationOption(const std::string& option, const std::string& text) {
+  std::string lower = text;
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower == "inf" || lower == "infinity") return kNoDeadlineSeconds;
+  auto s = core::parseDurationSeconds(text);
+  if (!s) return s.takeStatus().prepend(option);
+  // parseDurationSeconds refuses these too; a NaN or negative deadline must never get through.
+  if (!(*s > 0))
+    return core::Status(core::Code::kInvalidArgument,
+                        fmt::format("{}: duration '{}' must be positive", option, text));
+  return std::min(*s, kNoDeadlineSeconds);
 }
 
 int usageError(const std::string& message) {

@@ -32,6 +32,16 @@ void addReportOptions(CLI::App& sub, ReportFlags& f);
 // Parses the threshold texts into f.options.criteria; an error is a usage error.
 core::Status parseReportFlags(ReportFlags& f);
 
+// The longest duration an option passes on, in seconds (over three years): a longer one, or
+// inf, means no deadline. Not more, so that code multiplying a timeout into int64 nanoseconds
+// (the launcher's grace period, diagnose's phase waits, the clock-skew bound) cannot overflow.
+inline constexpr double kNoDeadlineSeconds = 1e8;
+
+// Every duration option (--timeout, --max-clock-skew) goes through here: "30s", "500ms", "2m",
+// "inf". Zero, negative, NaN or unparsable is an error naming the option; longer than
+// kNoDeadlineSeconds is kNoDeadlineSeconds.
+core::Result<double> parseDurationOption(const std::string& option, const std::string& text);
+
 // Prints "ccscope: error: MESSAGE" and returns the usage exit code.
 int usageError(const std::string& message);
 

@@ -7,7 +7,6 @@
 #include "app/cli_options.h"
 #include "app/diagnose_job.h"
 #include "app/job_launch.h"
-#include "core/units.h"
 #include "diagnostics/live/library_init.h"
 
 namespace ccscope::app {
@@ -24,11 +23,11 @@ struct RawOptions {
 
 int run(RawOptions& raw) {
   if (!raw.init_child.empty()) return diagnostics::runLibraryInitChild(raw.init_child);
-  auto t = core::parseDurationSeconds(raw.timeout);
+  auto t = parseDurationOption("--timeout", raw.timeout);
   if (!t) return usageError(t.status().message());
   raw.d.probe.timeout_s = *t;
-  auto skew = core::parseDurationSeconds(raw.max_clock_skew);
-  if (!skew) return usageError("--max-clock-skew: " + skew.status().message());
+  auto skew = parseDurationOption("--max-clock-skew", raw.max_clock_skew);
+  if (!skew) return usageError(skew.status().message());
   raw.d.probe.max_clock_skew_s = *skew;
   // Test-only: CCSCOPE_TESTONLY_DIAG_SKIP_COLLECTIVE=RANK makes that rank skip the allreduce.
   if (const char* v = std::getenv("CCSCOPE_TESTONLY_DIAG_SKIP_COLLECTIVE"))

@@ -50,6 +50,13 @@ def bad_command_lines(binary):
         "bad_timeout": (bench(binary, "--np", "3", "--timeout", "5parsecs"), ["5parsecs"]),
         "bad_max_clock_skew": ([binary, "diagnose", "--np", "2", "--max-clock-skew", "2parsecs"],
                                ["--max-clock-skew", "2parsecs"]),
+        # A duration is positive and a number: never a deadline already past or undefined.
+        "negative_timeout": (bench(binary, "--np", "2", "--timeout", "-1"), ["--timeout", "-1"]),
+        "nan_timeout": (bench(binary, "--np", "2", "--timeout", "nan"), ["--timeout", "nan"]),
+        "diagnose_negative_timeout": ([binary, "diagnose", "--np", "2", "--timeout=-5s"],
+                                      ["--timeout", "-5s"]),
+        "diagnose_nan_max_clock_skew": ([binary, "diagnose", "--np", "2",
+                                         "--max-clock-skew", "NaN"], ["--max-clock-skew", "nan"]),
     }
 
 
@@ -173,6 +180,17 @@ def case_token_refused_job_survives(h, binary, mpirun):
     verify_sweep(h, r0, rc0, js, transport="shm", ranks=2, sizes=sweep_sizes("8", "1K", 4),
                  dtypes=["float"], ops=["sum"])
     log("intruder refused with exit 2; the job completed with rank 1")
+
+
+def case_huge_timeout_runs(h, binary, mpirun, timeout="1e30"):
+    """A timeout past what a deadline can hold means no deadline: the sweep runs to the end."""
+    js = h.path("huge.jsonl")
+    p = h.start(bench(binary, "--np", "2", "-b", "8", "-e", "1M", *ITERS, "--timeout", timeout,
+                      "--json", js))
+    rc = h.wait(p, RUN_TIMEOUT)
+    verify_sweep(h, p, rc, js, transport="shm", ranks=2, sizes=sweep_sizes("8", "1M"),
+                 dtypes=["float"], ops=["sum"])
+    log(f"--timeout {timeout}: exit 0 in {p.wall:.1f} s")
 
 
 if __name__ == "__main__":
