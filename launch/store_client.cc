@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <charconv>
+
 #include "launch/wire.h"
 
 namespace ccscope::launch {
@@ -116,13 +118,13 @@ core::Result<std::string> StoreClient::request(const std::string& frame, int64_t
 Status StoreClient::put(const std::string& key, std::string_view value) {
   std::lock_guard<std::mutex> lock(kv_mu_);
   Writer w(MsgType::kSet);
-  w.i64(next_id_++).str(key).str(value);
+  w.i64(next_id_.fetch_add(1, std::memory_order_relaxed)).str(key).str(value);
   return sendFrame(kv_.get(), w.frame(), Deadline::afterSeconds(10));
 }
 
 core::Result<std::string> StoreClient::get(const std::string& key, Deadline deadline) {
   std::lock_guard<std::mutex> lock(kv_mu_);
-  int64_t id = next_id_++;
+  int64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
   Writer w(MsgType::kGet);
   w.i64(id).str(key);
   auto v = request(w.frame(), id, deadline);
@@ -132,11 +134,19 @@ core::Result<std::string> StoreClient::get(const std::string& key, Deadline dead
 
 core::Result<int64_t> StoreClient::add(const std::string& key, int64_t delta, Deadline deadline) {
   std::lock_guard<std::mutex> lock(kv_mu_);
-  int64_t id = next_id_++;
+  int64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
   Writer w(MsgType::kAdd);
   w.i64(id).str(key).i64(delta);
   CCSCOPE_ASSIGN_OR_RETURN(std::string v, request(w.frame(), id, deadline));
-  return std::stoll(v);
+  int64_t count = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), count);
+  // The store answers a failed add (a value that is no count, an overflow) with its reason.
+  if (ec != std::errc() || end != v.data() + v.size() || v.empty())
+    return Status(Code::kRemoteError, fmt::format("adding to '{}' at the rendezvous store {}: {}",
+                                                  key, store_.toString(), v))
+        .withLayer(Layer::kBootstrap)
+        .withPeer(0);
+  return count;
 }
 
 Status StoreClient::barrier(const std::string& name, Deadline deadline) {
@@ -163,7 +173,7 @@ Status StoreClient::barrier(const std::string& name, Deadline deadline) {
 
 core::Result<std::vector<RankHealth>> StoreClient::health(Deadline deadline) {
   std::lock_guard<std::mutex> lock(ctl_mu_);
-  int64_t id = next_id_++;
+  int64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
   Writer w(MsgType::kHealth);
   w.i64(id);
   CCSCOPE_RETURN_IF_ERROR(sendFrame(ctl_.get(), w.frame(), deadline));

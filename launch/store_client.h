@@ -55,8 +55,8 @@ class StoreClient : public Bootstrap {
   std::string token_;
   HostPort store_;
   Fd kv_, ctl_;
-  std::mutex kv_mu_, ctl_mu_;
-  int64_t next_id_ = 1;
+  std::mutex kv_mu_, ctl_mu_;        // one per connection: health() runs while a get() waits
+  std::atomic<int64_t> next_id_{1};  // shared by both connections, so not under either lock
   std::function<std::string()> note_provider_;
   std::atomic<bool> stop_{false};
   bool finished_ = false;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <map>
 #include <mutex>
 
@@ -176,14 +177,36 @@ void StoreServer::State::handleGet(Conn& c, Reader& r) {
   }
 }
 
+namespace {
+
+// The new count, or why there is none: the key holds something else, or the sum overflows.
+core::Result<int64_t> addedCount(const std::string* value, int64_t delta) {
+  int64_t v = 0;
+  if (value) {
+    auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), v);
+    if (ec != std::errc() || end != value->data() + value->size() || value->empty())
+      return Status(Code::kInvalidArgument, fmt::format("'{}' is not a count", *value));
+  }
+  int64_t sum = 0;
+  if (__builtin_add_overflow(v, delta, &sum))
+    return Status(Code::kInvalidArgument, fmt::format("{} + {} overflows", v, delta));
+  return sum;
+}
+
+}  // namespace
+
+// A failed add leaves the key as it was and answers the reason instead of a number, which the
+// client turns into a status: the store thread never throws.
 void StoreServer::State::handleAdd(Conn& c, Reader& r) {
   int64_t id = 0, delta = 0;
   std::string key;
   if (!(r.i64(&id) && r.str(&key) && r.i64(&delta))) return;
-  int64_t v = (kv.count(key) ? std::stoll(kv[key]) : 0) + delta;
-  setKey(key, std::to_string(v));
+  auto it = kv.find(key);
+  auto v = addedCount(it == kv.end() ? nullptr : &it->second, delta);
+  std::string answer = v ? std::to_string(*v) : v.status().message();
+  if (v) setKey(key, answer);
   Writer w(MsgType::kValue);
-  w.i64(id).str(std::to_string(v));
+  w.i64(id).str(answer);
   reply(c, w);
 }
 

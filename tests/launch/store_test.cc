@@ -2,6 +2,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -107,6 +109,56 @@ TEST(StoreTest, ARankThatDiesIsGoneAndOneThatSaysGoodbyeIsNot) {
   EXPECT_EQ(table[2].state, RankState::kGone) << rankStateName(table[2].state);
   EXPECT_EQ(table[1].state, RankState::kDone) << rankStateName(table[1].state);
   EXPECT_EQ(table[0].state, RankState::kAlive) << rankStateName(table[0].state);
+}
+
+// A key that holds something other than a count: add() answers an error status, and the store
+// keeps serving (a store thread that died would leave the get below waiting).
+TEST(StoreTest, AddingToAValueThatIsNotACountIsAnError) {
+  auto server = StoreServer::start("127.0.0.1", 0, "tok", 1);
+  ASSERT_TRUE(server.isOk());
+  auto c = StoreClient::join(at(**server), "tok", 0, 1, Deadline::afterSeconds(10));
+  ASSERT_TRUE(c.isOk()) << c.status().toString();
+  for (const char* bad : {"abc", "", "12abc", "99999999999999999999"}) {
+    std::string key = std::string("counter/") + bad;
+    ASSERT_TRUE((*c)->put(key, bad).isOk());
+    auto n = (*c)->add(key, 1, Deadline::afterSeconds(5));
+    ASSERT_FALSE(n.isOk()) << bad << " -> " << *n;
+    EXPECT_EQ(n.status().code(), core::Code::kRemoteError) << n.status().toString();
+    EXPECT_NE(n.status().message().find(key), std::string::npos) << n.status().message();
+    auto v = (*c)->get(key, Deadline::afterSeconds(5));
+    ASSERT_TRUE(v.isOk()) << v.status().toString();
+    EXPECT_EQ(*v, bad);
+  }
+  auto overflow = (*c)->add("counter/big", INT64_MAX, Deadline::afterSeconds(5));
+  ASSERT_TRUE(overflow.isOk()) << overflow.status().toString();
+  EXPECT_FALSE((*c)->add("counter/big", 1, Deadline::afterSeconds(5)).isOk());
+  auto n = (*c)->add("counter/good", 2, Deadline::afterSeconds(5));
+  ASSERT_TRUE(n.isOk()) << n.status().toString();
+  EXPECT_EQ(*n, 2);
+}
+
+// The key/value and the control connection are used from different threads at once (a
+// barrier's get while the hang diagnosis asks for the health table); every answer still comes.
+TEST(StoreTest, HealthAndGetFromTwoThreads) {
+  auto server = StoreServer::start("127.0.0.1", 0, "tok", 1);
+  ASSERT_TRUE(server.isOk());
+  auto c = StoreClient::join(at(**server), "tok", 0, 1, Deadline::afterSeconds(10));
+  ASSERT_TRUE(c.isOk()) << c.status().toString();
+  ASSERT_TRUE((*c)->put("k", "v").isOk());
+  constexpr int kRounds = 200;
+  std::thread health([&] {
+    for (int i = 0; i < kRounds; ++i) {
+      auto t = (*c)->health(Deadline::afterSeconds(5));
+      ASSERT_TRUE(t.isOk()) << t.status().toString();
+      EXPECT_EQ(t->size(), 1u);
+    }
+  });
+  for (int i = 0; i < kRounds; ++i) {
+    auto v = (*c)->get("k", Deadline::afterSeconds(5));
+    ASSERT_TRUE(v.isOk()) << v.status().toString();
+    EXPECT_EQ(*v, "v");
+  }
+  health.join();
 }
 
 }  // namespace
