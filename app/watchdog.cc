@@ -14,7 +14,7 @@ void onUsr1(int) { g_dump_requested.store(true, std::memory_order_relaxed); }
 
 Watchdog::Watchdog(double timeout_s, std::function<void(double)> on_hang,
                    std::function<void()> on_dump)
-    : timeout_ns_(static_cast<int64_t>(timeout_s * 1e9)),
+    : timeout_ns_(core::secondsToNs(timeout_s)),
       on_hang_(std::move(on_hang)),
       on_dump_(std::move(on_dump)) {
   if (on_dump_) {
@@ -47,16 +47,25 @@ void Watchdog::loop() {
 
 namespace {
 
+// Every virtual of CollectiveBackend is forwarded, so the wrapper changes nothing but the
+// watchdog's view (tests/app/watchdog_test.cc checks each one against the header).
 class WatchedBackend final : public collectives::CollectiveBackend {
  public:
   WatchedBackend(std::unique_ptr<CollectiveBackend> in, Watchdog& d)
       : in_(std::move(in)), dog_(d) {}
   std::string algorithm() const override { return in_->algorithm(); }
+  std::string chosenAlgorithm() const override { return in_->chosenAlgorithm(); }
+  std::string choiceNote() const override { return in_->choiceNote(); }
+  std::string setupNote() const override { return in_->setupNote(); }
   std::string transport() const override { return in_->transport(); }
   int rank() const override { return in_->rank(); }
   int size() const override { return in_->size(); }
   Status allocate(size_t b, core::HostPages p) override { return in_->allocate(b, p); }
-  bool shareBuffers(CollectiveBackend& o, size_t b) override { return in_->shareBuffers(o, b); }
+  // The inner backend shares only with its own kind: hand it the other wrapper's inner one.
+  bool shareBuffers(CollectiveBackend& o, size_t b) override {
+    auto* w = dynamic_cast<WatchedBackend*>(&o);
+    return in_->shareBuffers(w ? *w->in_ : o, b);
+  }
   std::string allocationNote() const override { return in_->allocationNote(); }
   char* sendBuffer() override { return in_->sendBuffer(); }
   char* recvBuffer() override { return in_->recvBuffer(); }
@@ -74,6 +83,10 @@ class WatchedBackend final : public collectives::CollectiveBackend {
     return guard([&] { return in_->sumInts(v, d); });
   }
   void corruptNextResult() override { in_->corruptNextResult(); }
+  void setFlightRecorder(core::FlightRecorder* r) override {
+    recorder_ = r;
+    in_->setFlightRecorder(r);
+  }
 
  private:
   template <typename F>

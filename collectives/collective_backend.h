@@ -67,7 +67,7 @@ class CollectiveBackend {
   // Test-only fault injection (see bench's CCSCOPE_TESTONLY_* switches).
   virtual void corruptNextResult() {}
   // Every run, barrier and statistics reduction is recorded here (nullptr: not recorded).
-  void setFlightRecorder(core::FlightRecorder* r) { recorder_ = r; }
+  virtual void setFlightRecorder(core::FlightRecorder* r) { recorder_ = r; }
 
  protected:
   core::FlightRecorder* recorder_ = nullptr;
