@@ -70,6 +70,9 @@ class Executor {
   const Schedule* sched_ = nullptr;
   CpuCompute cpu_;
   ComputeBackend* compute_ = &cpu_;
+  // The pairing begin() last read capabilities from and bound the compute backend for.
+  const transports::Transport* bound_transport_ = nullptr;
+  const ComputeBackend* bound_compute_ = nullptr;
   core::DataType dtype_ = core::DataType::kFloat;
   core::ReduceOp op_ = core::ReduceOp::kSum;
   size_t elem_ = 1;

@@ -27,8 +27,13 @@ core::Result<Request> RequestTable::open(Dir dir, int peer, uint32_t tag, char* 
   free_.pop_back();
   RequestRecord& r = recs_[i];
   uint32_t gen = r.gen + 1;
+  // A stale entry of the slot's last use may still be linked into the finished list.
+  const bool listed = r.in_done_list;
+  const uint32_t next = r.next_done;
   r = RequestRecord{};
   r.gen = gen;
+  r.in_done_list = listed;
+  r.next_done = next;
   r.state = ReqState::kPending;
   r.dir = dir;
   r.peer = peer;
