@@ -139,7 +139,7 @@ class RankReaper {
       k.exit_code = WEXITSTATUS(st);
     }
     if ((k.signal || k.exit_code) && !kill_at_ns_)
-      kill_at_ns_ = core::nowNs() + static_cast<int64_t>((op_timeout_s_ + kGraceSeconds) * 1e9);
+      kill_at_ns_ = core::Deadline::afterSeconds(op_timeout_s_ + kGraceSeconds).atNs();
   }
 
   const StoreServer& server_;

@@ -133,7 +133,7 @@ ClockOffset estimateClockOffset(std::span<const ClockSample> samples) {
 ProbeResult judgeClockSkew(const std::vector<PeerClock>& peers,
                            const std::vector<std::string>& hosts, double max_skew_s) {
   ProbeResult r{Layer::kBootstrap, "clock skew", ProbeOutcome::kPass, "", {}, {}, {}};
-  const int64_t bound_ns = static_cast<int64_t>(max_skew_s * 1e9);
+  const int64_t bound_ns = core::secondsToNs(max_skew_s);
   std::vector<const PeerClock*> over, silent;
   const PeerClock* largest = nullptr;
   for (const PeerClock& p : peers) {
