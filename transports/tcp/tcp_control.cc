@@ -82,14 +82,18 @@ void TcpTransport::cancelPending(uint32_t slot) {
   const int peer = rec.peer;
   if (rec.dir == Dir::kRecv || dead_[peer]) return;  // receives stay in order as sinks
   // A send none of whose bytes left is withdrawn from every stream; one that partly left
-  // cannot be taken back from the peer's byte stream.
-  for (int s = 0; s < nstreams_; ++s)
-    if (stream(peer, s).sendq.head == slot && stream(peer, s).sent > 0) {
-      abortPeer(peer, Status(Code::kAborted,
-                             fmt::format("rank {} cancelled a send to rank {} that had partly left",
-                                         rank_, peer)));
-      return;
-    }
+  // cannot be taken back from the peer's byte stream. A striped send may have finished a part
+  // on one stream while its first still waits on another: that part left too.
+  bool started =
+      rec.bytes > 0 || rec.parts_left < static_cast<uint32_t>(tcpPartsFor(rec.len, nstreams_));
+  for (int s = 0; s < nstreams_ && !started; ++s)
+    started = stream(peer, s).sendq.head == slot && stream(peer, s).sent > 0;
+  if (started) {
+    abortPeer(peer, Status(Code::kAborted,
+                           fmt::format("rank {} cancelled a send to rank {} that had partly left",
+                                       rank_, peer)));
+    return;
+  }
   for (int s = 0; s < nstreams_; ++s) unlink(stream(peer, s).sendq, s, slot);
   table_->drop(slot);
 }
