@@ -52,6 +52,21 @@ inline core::Status waitAll(Transport& t, const std::vector<Request>& reqs,
   return first;
 }
 
+// A post's status: ok when it was accepted (for posts that must fail at once).
+inline core::Status postStatus(const core::Result<Request>& r) {
+  return r.isOk() ? core::Status::ok() : r.status();
+}
+
+// Every rank of the body reaches `name` (through the store: it drives no transport).
+inline core::Status barrier(RankContext& c, const std::string& name) {
+  return c.store.barrier(name, c.deadline);
+}
+
+// Seconds since `t0_ns` (core::nowNs()).
+inline double secondsSince(int64_t t0_ns) {
+  return static_cast<double>(core::nowNs() - t0_ns) / 1e9;
+}
+
 inline std::string checkData(const char* buf, size_t len, uint64_t seed) {
   int64_t bad = firstMismatch(buf, len, seed);
   return bad < 0 ? "" : fmt::format("byte {} of {} differs (seed {})", bad, len, seed);
