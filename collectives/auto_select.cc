@@ -4,10 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-
-#include "collectives/reduce_kernels.h"
-#include "collectives/schedule_backend.h"
 
 namespace ccscope::collectives {
 
@@ -15,9 +11,6 @@ using core::Status;
 
 namespace {
 
-constexpr size_t kLargeBytes = 1 << 20;
-constexpr int kSmallRounds = 200, kLargeRounds = 8;
-constexpr uint32_t kTagCalib = 0xCA11B;
 // Where each candidate is measured: latency-bound, both sides of the shm transport's 64 KiB
 // switch from slot copies to single copies, and bandwidth-bound, up to 16 MiB while the time
 // budget allows (beyond the largest anchor measured, its ratio holds).
@@ -61,23 +54,6 @@ double median(std::vector<double> v) {
 // Back-to-back runs of `per_op` seconds that fill a batch of `seconds`.
 int batch(double per_op, int most, double seconds = kBatchSeconds) {
   return static_cast<int>(std::clamp(seconds / std::max(per_op, 1e-9), 1.0, double(most)));
-}
-
-// Time per round of "send to the right, receive from the left" with `bytes` each way.
-core::Result<double> shiftSeconds(transports::Transport& t, const transports::MemoryRegion& mr,
-                                  size_t bytes, int rounds, core::Deadline d) {
-  int n = t.size(), right = (t.rank() + 1) % n, left = (t.rank() + n - 1) % n;
-  int64_t t0 = core::nowNs();
-  for (int i = 0; i < rounds; ++i) {
-    CCSCOPE_ASSIGN_OR_RETURN(auto r, t.postRecv(left, kTagCalib, mr, kLargeBytes, bytes));
-    CCSCOPE_ASSIGN_OR_RETURN(auto s, t.postSend(right, kTagCalib, mr, 0, bytes));
-    // Cancelled on a timeout: the calibration buffer is freed right after a failure.
-    Status sent = t.waitOrCancel(s, d);
-    Status got = t.waitOrCancel(r, d);
-    CCSCOPE_RETURN_IF_ERROR(sent);
-    CCSCOPE_RETURN_IF_ERROR(got);
-  }
-  return (core::nowNs() - t0) / 1e9 / rounds;
 }
 
 // measureCandidates() from one anchor to the next. Every decision (iterations, pruning, budget)
@@ -204,35 +180,6 @@ class AnchorMeasurer {
 };
 
 }  // namespace
-
-core::Result<Calibration> calibrate(transports::Transport& t, core::HostPages pages,
-                                    const std::function<Status(std::span<double>)>& max_over_ranks,
-                                    core::Deadline d) {
-  int64_t start = core::nowNs();
-  Calibration c;
-  if (t.size() > 1) {
-    core::HostBuffer buf(2 * kLargeBytes, pages);
-    CCSCOPE_ASSIGN_OR_RETURN(transports::Registration reg,
-                             t.registerMemory(buf.data(), buf.size()));
-    const transports::MemoryRegion& mr = reg.region();
-    CCSCOPE_RETURN_IF_ERROR(shiftSeconds(t, mr, 8, 20, d).status());  // warm-up
-    CCSCOPE_ASSIGN_OR_RETURN(double small, shiftSeconds(t, mr, 8, kSmallRounds, d));
-    CCSCOPE_ASSIGN_OR_RETURN(double large, shiftSeconds(t, mr, kLargeBytes, kLargeRounds, d));
-    // gamma: this core reducing floats out of cache-cold-ish buffers.
-    auto sum = reduceKernel(core::DataType::kFloat, core::ReduceOp::kSum);
-    int64_t g0 = core::nowNs();
-    for (int i = 0; i < kLargeRounds; ++i)
-      sum(buf.data(), buf.data(), buf.data() + kLargeBytes, kLargeBytes / 4);
-    double gamma = (core::nowNs() - g0) / 1e9 / kLargeRounds / kLargeBytes;
-    double v[3] = {small, large, gamma};
-    CCSCOPE_RETURN_IF_ERROR(max_over_ranks(v));
-    c.cost.alpha = v[0];
-    c.cost.beta = std::max(1e-12, (v[1] - v[0]) / kLargeBytes);
-    c.cost.gamma = v[2];
-  }
-  c.seconds = (core::nowNs() - start) / 1e9;
-  return c;
-}
 
 double Corrections::at(std::string_view algorithm, double b) const {
   auto it = std::find_if(ratio.begin(), ratio.end(), [&](auto& r) { return r.first == algorithm; });

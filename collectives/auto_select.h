@@ -3,8 +3,9 @@
 // the cheapest predicted time. The prediction of every candidate is kept so each row can say why.
 //
 // Two calibrations, both collective over all ranks:
-//  1. calibrate(): alpha, beta and gamma from a ring shift of 8 B and 1 MiB and a local reduction.
-//     This is the model every candidate's formula (algorithms.h) is evaluated with.
+//  1. calibrate() (auto_policy.h): alpha, beta and gamma from a ring shift of 8 B and 1 MiB and
+//     a local reduction. This is the model every candidate's formula (algorithms.h) is
+//     evaluated with.
 //  2. measureCandidates(): each candidate of one collective run for real at a few anchor sizes
 //     (a warm-up round, then the median of three), and its measured time divided
 //     by its formula's. The formulas miss what this machine does between a message and the
@@ -22,9 +23,8 @@
 #include <vector>
 
 #include "collectives/algorithms.h"
-#include "core/host_memory.h"
+#include "core/deadline.h"
 #include "core/status.h"
-#include "transports/transport.h"
 
 namespace ccscope::collectives {
 
@@ -32,12 +32,6 @@ struct Calibration {
   CostParams cost;
   double seconds = 0;  // how long calibrating took
 };
-
-// Collective over all ranks of `t`, on buffers of `pages` (those the bench's buffers use);
-// `max_over_ranks` reduces a vector to its elementwise max.
-core::Result<Calibration> calibrate(
-    transports::Transport& t, core::HostPages pages,
-    const std::function<core::Status(std::span<double>)>& max_over_ranks, core::Deadline deadline);
 
 // Measured time over modelled time of each candidate at anchor sizes (ascending).
 struct Corrections {

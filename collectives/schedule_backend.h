@@ -1,15 +1,18 @@
-// The backend for our own algorithms: a schedule per size, the shared executor, a transport.
+// The backend for our own algorithms: a schedule per size on the shared executor, over the
+// transport under test. It ties together the buffers (BackendBuffers), `--algo auto`'s choice
+// (AutoPolicy) and the harness's own collectives, which run on a HarnessChannel apart from the
+// measured transport.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
-#include <tuple>
 
 #include "collectives/algorithms.h"
-#include "collectives/auto_select.h"
+#include "collectives/auto_policy.h"
+#include "collectives/backend_buffers.h"
 #include "collectives/collective_backend.h"
 #include "collectives/executor.h"
+#include "collectives/harness_channel.h"
 #include "collectives/schedule.h"
 #include "transports/transport.h"
 
@@ -22,73 +25,60 @@ struct AlgorithmOptions {
   core::HostPages host_pages = core::HostPages::kBase;  // of auto's calibration buffer
 };
 
-class ScheduleBackend final : public CollectiveBackend {
+class ScheduleBackend final : public CollectiveBackend, private CandidateRunner {
  public:
+  // `harness` carries barriers and statistics (it must outlive the backend); without one, the
+  // backend makes a channel that shares `t` (probes and tests that have no other).
   static core::Result<std::unique_ptr<ScheduleBackend>> create(transports::Transport& t,
-                                                               const AlgorithmOptions& opts);
+                                                               const AlgorithmOptions& opts,
+                                                               HarnessChannel* harness = nullptr);
   std::string algorithm() const override { return opts_.algorithm; }
   std::string transport() const override { return t_.name(); }
   int rank() const override { return t_.rank(); }
   int size() const override { return t_.size(); }
-  core::Status allocate(size_t max_bytes, core::HostPages pages) override;
+  core::Status allocate(size_t max_bytes, core::HostPages pages) override {
+    return bufs_.allocate(max_bytes, pages);
+  }
   bool shareBuffers(CollectiveBackend& other, size_t max_bytes) override;
-  std::string allocationNote() const override;
-  char* sendBuffer() override { return send_ ? send_->buf.data() : nullptr; }
-  char* recvBuffer() override { return recv_ ? recv_->buf.data() : nullptr; }
+  std::string allocationNote() const override { return bufs_.allocationNote(); }
+  char* sendBuffer() override { return bufs_.send(); }
+  char* recvBuffer() override { return bufs_.recv(); }
   core::Status prepare(const OpConfig& cfg) override;
   core::Status run(bool in_place, core::Deadline deadline) override;
   core::Status barrier(core::Deadline deadline) override;
   core::Status maxDoubles(std::span<double> values, core::Deadline deadline) override;
   core::Status sumInts(std::span<int64_t> values, core::Deadline deadline) override;
   void corruptNextResult() override { exec_.corruptNextResult(); }
+  // A channel of its own (none was given) records where the backend does.
+  void setFlightRecorder(core::FlightRecorder* r) override;
   std::string chosenAlgorithm() const override { return algo_name_; }
-  std::string choiceNote() const override { return choice_note_; }
-  std::string setupNote() const override;
-  const Calibration& calibration() const { return calibration_; }
+  std::string choiceNote() const override { return policy_ ? policy_->note() : ""; }
+  std::string setupNote() const override;  // auto's calibration
 
  private:
   ScheduleBackend(transports::Transport& t, AlgorithmOptions o) : t_(t), opts_(std::move(o)) {}
-  core::Status smallAllreduce(void* data, size_t count, core::DataType dt, core::ReduceOp op,
-                              core::Deadline deadline);
-  uint64_t segmentElems(const OpConfig& cfg) const;
-  core::Status ensureScratch(size_t bytes);
-  // auto: the candidates of cfg's collective measured on this machine (once per collective,
-  // dtype and reduction), on the same executor as the measured runs so message tags line up.
-  core::Result<Corrections*> corrections(const OpConfig& cfg);
-  core::Result<double> timeAlgorithm(const AlgorithmInfo& a, const OpConfig& cfg, uint64_t count,
-                                     int iters);
-  // One run of a prepared executor, in the flight recorder when there is one. Every collective
-  // a rank takes part in is recorded, the harness's own too: a hang in a barrier or a
-  // statistics reduction must show whom each rank waits on, as one in a measured run does.
-  // `op`, `algo` and `dtype` must be static strings: records may outlive this backend.
-  core::Status runRecorded(Executor& ex, const Buffers& b, const char* op, const char* algo,
-                           const char* dtype, uint64_t bytes, core::Deadline deadline);
+  uint64_t segmentElems(const OpConfig& cfg) const override;
+  core::Status bindCandidate(const Schedule& s, const OpConfig& cfg) override;
+  core::Status runCandidate(const AlgorithmInfo& algo, const OpConfig& cfg,
+                            core::Deadline deadline) override;
+  // One run of the executor, in the flight recorder when there is one. `op`, `algo` and
+  // `dtype` must be static strings: records may outlive this backend.
+  core::Status runRecorded(const Buffers& b, const char* op, const char* algo, const char* dtype,
+                           uint64_t bytes, core::Deadline deadline);
 
   transports::Transport& t_;
   AlgorithmOptions opts_;
-  core::HostPages pages_ = core::HostPages::kBase;  // as allocate() was asked; scratch too
-  // Host memory and its registration, destroyed registration first.
-  struct RegisteredBuffer {
-    core::HostBuffer buf;
-    transports::Registration reg;
-  };
-  std::shared_ptr<RegisteredBuffer> send_, recv_;  // shared by the backends of one sweep
-  RegisteredBuffer scratch_;
+  std::unique_ptr<HarnessChannel> own_harness_;  // only when create() was given none
+  HarnessChannel* harness_ = nullptr;
+  BackendBuffers bufs_{t_};
+  std::unique_ptr<AutoPolicy> policy_;  // "auto" only
   Schedule sched_;
+  // The rows' runs and auto's timing runs alike, so that their message tags line up.
   Executor exec_;
   Geometry geo_;
   size_t elem_ = 1;
   OpConfig cfg_;
   const char* algo_name_ = "";
-  std::string choice_note_;
-  Calibration calibration_;  // "auto" only
-  std::map<std::tuple<int, int, int>, Corrections> corrections_;
-  Schedule calib_sched_;
-  // The harness's own barrier and statistics reductions use a separate executor.
-  Schedule barrier_sched_;
-  Executor barrier_exec_;  // prepared once: barriers sit between timed iterations
-  Executor aux_exec_;
-  RegisteredBuffer aux_;
 };
 
 }  // namespace ccscope::collectives
