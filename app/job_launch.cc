@@ -13,6 +13,10 @@
 namespace ccscope::app {
 
 namespace {
+// A barrier or a ring reduction keeps a few requests per peer in flight; the default table
+// (16,384 slots, and as many per peer in shm's queues) would be memory for nothing.
+constexpr uint32_t kHarnessRequestSlots = 1024;
+
 int defaultLocalRanks() {
   int cores = static_cast<int>(std::thread::hardware_concurrency());
   return std::clamp(cores, 2, 8);
@@ -42,6 +46,19 @@ transports::TransportOptions jobTransportOptions(const launch::LaunchInfo& info,
   if (info.source == launch::LaunchSource::kLocal) to.local_ranks = info.size;
   to.single_copy_from = shm_single_copy_from;
   return to;
+}
+
+HarnessTransport harnessTransport(const transports::TransportOptions& measured,
+                                  const std::vector<std::string>& hosts) {
+  const bool one_host =
+      std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return h == hosts[0]; });
+  HarnessTransport h{one_host ? "shm" : "tcp", {}};
+  h.options.local_ranks = measured.local_ranks;
+  h.options.ifname = measured.ifname;
+  h.options.listen_host = measured.listen_host;
+  h.options.request_slots = kHarnessRequestSlots;
+  h.options.scope = "harness/";
+  return h;
 }
 
 bool launchedExternally() {

@@ -35,6 +35,16 @@ transports::TransportOptions jobTransportOptions(const launch::LaunchInfo& info,
                                                  const launch::StoreClient& store,
                                                  const std::string& ifname, int tcp_streams,
                                                  size_t shm_single_copy_from);
+// The host transport of the harness's own channel (collectives/harness_channel.h): shm when
+// every rank of the job runs on one host (`hosts`, one per rank, as every rank gathered them),
+// else tcp where the measured transport listens; its bootstrap keys and /dev/shm names carry the
+// scope "harness/", so that it connects beside a measured transport of the same kind.
+struct HarnessTransport {
+  std::string name;
+  transports::TransportOptions options;
+};
+HarnessTransport harnessTransport(const transports::TransportOptions& measured,
+                                  const std::vector<std::string>& hosts);
 // Returns the exit code: the rank's, or the launcher's (the most severe rank exit code).
 int launchOrRun(const LaunchOptions& o, const std::vector<std::string>& argv,
                 const std::function<int(const launch::LaunchInfo&)>& rank_main);

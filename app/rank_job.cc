@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "app/command.h"
@@ -17,6 +19,7 @@
 #include "app/watchdog.h"
 #include "bench/sweep.h"
 #include "bench/wait_profile.h"
+#include "collectives/harness_channel.h"
 #include "collectives/schedule_backend.h"
 #include "core/affinity.h"
 #include "diagnostics/live/flight_dump.h"
@@ -86,7 +89,8 @@ int writeRequestedReports(const reports::RecordCollector& collected,
 }
 
 core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
-    const std::string& algo, transports::Transport* t, const bench::BenchConfig& cfg) {
+    const std::string& algo, transports::Transport* t, collectives::HarnessChannel* harness,
+    const bench::BenchConfig& cfg) {
   if (algo == "native" || cfg.transport == "mpi") {
 #ifdef CCSCOPE_HAVE_MPI
     if (cfg.transport == "mpi" && algo == "native") return collectives::mpi::makeMpiBackend();
@@ -96,7 +100,7 @@ core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
                                                       algo, cfg.transport));
   }
   collectives::AlgorithmOptions ao{algo, cfg.segment_bytes, cfg.timeout_s, cfg.host_pages};
-  CCSCOPE_ASSIGN_OR_RETURN(auto b, collectives::ScheduleBackend::create(*t, ao));
+  CCSCOPE_ASSIGN_OR_RETURN(auto b, collectives::ScheduleBackend::create(*t, ao, harness));
   return std::unique_ptr<collectives::CollectiveBackend>(std::move(b));
 }
 
@@ -133,6 +137,7 @@ class BenchRank {
  private:
   int fail(const Status& s);
   Status setUp();
+  Status connectHarness(const transports::TransportOptions& measured);
   Status openOutputs();
   reports::ResultSink& sink() {
     return info_.rank == 0 ? static_cast<reports::ResultSink&>(fan_) : null_sink_;
@@ -140,8 +145,7 @@ class BenchRank {
   Status sweep(const std::vector<std::string>& algos, Watchdog& dog, reports::RunSummary& total);
   Status makeTurns(const std::vector<std::string>& algos, Watchdog& dog,
                    std::vector<std::unique_ptr<collectives::CollectiveBackend>>& backends);
-  Status reportWaits(bench::WaitSampler& sampler, collectives::CollectiveBackend& any,
-                     const std::string& label);
+  Status reportWaits(bench::WaitSampler& sampler, const std::string& label);
   int finish(const reports::RunSummary& total);
 
   const bench::BenchConfig& cfg_;
@@ -152,6 +156,8 @@ class BenchRank {
   Rendezvous rv_;
   FailureContext fctx_;
   std::unique_ptr<transports::Transport> transport_;
+  // Barriers, statistics and the end-of-sweep sums, apart from the transport under test.
+  std::unique_ptr<collectives::HarnessChannel> harness_;
   std::vector<std::string> hosts_;
   std::chrono::microseconds sample_period_{};
   double busbw_sum_ = 0;
@@ -177,22 +183,32 @@ Status BenchRank::setUp() {
   launch::StoreClient& client = *rv_.client;
   fctx_.client = &client;
   client.setNoteProvider([this] { return diagnostics::flightSnapshot(recorder_); });
+  const transports::TransportOptions measured =
+      jobTransportOptions(info_, client, o_.ifname, o_.tcp_streams, o_.shm_single_copy_from);
   if (cfg_.transport != "mpi") {
-    CCSCOPE_ASSIGN_OR_RETURN(
-        transport_,
-        transports::makeTransport(cfg_.transport,
-                                  jobTransportOptions(info_, client, o_.ifname, o_.tcp_streams,
-                                                      o_.shm_single_copy_from)));
+    CCSCOPE_ASSIGN_OR_RETURN(transport_, transports::makeTransport(cfg_.transport, measured));
     Status s = transport_->connect(client, Deadline::afterSeconds(cfg_.timeout_s));
     if (!s.isOk()) return s.prepend(fmt::format("{} transport set-up", cfg_.transport));
   }
   CCSCOPE_ASSIGN_OR_RETURN(hosts_, gatherHosts(client, cfg_.timeout_s));
   fctx_.hosts = hosts_;
+  if (transport_) CCSCOPE_RETURN_IF_ERROR(connectHarness(measured));  // MPI keeps its own
   const int ranks_on_host =
       static_cast<int>(std::count(hosts_.begin(), hosts_.end(), hosts_[info_.rank]));
   CCSCOPE_ASSIGN_OR_RETURN(
       sample_period_,
       bench::samplePeriod(ranks_on_host, static_cast<int>(std::thread::hardware_concurrency())));
+  return Status::ok();
+}
+
+// The harness's channel, chosen from where the ranks run (every rank gathered the same hosts).
+Status BenchRank::connectHarness(const transports::TransportOptions& measured) {
+  HarnessTransport ht = harnessTransport(measured, hosts_);
+  CCSCOPE_ASSIGN_OR_RETURN(auto t, transports::makeTransport(ht.name, ht.options));
+  Status s = t->connect(*rv_.client, Deadline::afterSeconds(cfg_.timeout_s));
+  if (!s.isOk()) return s.prepend(fmt::format("harness channel ({}) set-up", ht.name));
+  CCSCOPE_ASSIGN_OR_RETURN(harness_, collectives::HarnessChannel::create(std::move(t)));
+  if (recording_) harness_->setFlightRecorder(&recorder_);
   return Status::ok();
 }
 
@@ -243,12 +259,16 @@ int BenchRank::run() {
 Status BenchRank::makeTurns(
     const std::vector<std::string>& algos, Watchdog& dog,
     std::vector<std::unique_ptr<collectives::CollectiveBackend>>& backends) {
+  std::set<std::string> said;  // a line about the transport once, not once per algorithm
   for (const std::string& algo : algos) {
-    CCSCOPE_ASSIGN_OR_RETURN(auto backend, makeBackend(algo, transport_.get(), cfg_));
+    CCSCOPE_ASSIGN_OR_RETURN(auto backend,
+                             makeBackend(algo, transport_.get(), harness_.get(), cfg_));
     if (!transport_) backend = watched(std::move(backend), dog);
     if (recording_) backend->setFlightRecorder(&recorder_);
     if (algos.size() == 1 && cfg_.algorithms.size() > 1) sink().onSection("algorithm: " + algo);
-    if (std::string note = backend->setupNote(); !note.empty()) sink().onSection(note);
+    std::istringstream notes(backend->setupNote());
+    for (std::string line; std::getline(notes, line);)
+      if (!line.empty() && said.insert(line).second) sink().onSection(line);
     backends.push_back(std::move(backend));
   }
   return Status::ok();
@@ -256,10 +276,9 @@ Status BenchRank::makeTurns(
 
 // Every rank with a sampler takes part (a rank whose recorder is off adds zeros), so ranks
 // that disagree on CCSCOPE_FLIGHT_RECORDER still run the same collectives.
-Status BenchRank::reportWaits(bench::WaitSampler& sampler, collectives::CollectiveBackend& any,
-                              const std::string& label) {
+Status BenchRank::reportWaits(bench::WaitSampler& sampler, const std::string& label) {
   std::vector<int64_t> flat = sampler.stop().flatten();
-  if (Status s = any.sumInts(flat, Deadline::afterSeconds(cfg_.timeout_s)); !s.isOk())
+  if (Status s = harness_->sumInts(flat, Deadline::afterSeconds(cfg_.timeout_s)); !s.isOk())
     return s.prepend("gathering the wait profile");
   bench::WaitProfile waits = bench::WaitProfile::unflatten(info_.size, flat);
   bench::StragglerVerdict v = bench::findStraggler(waits);
@@ -281,8 +300,7 @@ Status BenchRank::sweep(const std::vector<std::string>& algos, Watchdog& dog,
     sampler.emplace(recording_ ? &recorder_ : nullptr, info_.rank, info_.size, sample_period_);
   CCSCOPE_ASSIGN_OR_RETURN(auto summary, bench::runSweep(cfg_, turns, sink()));
   if (sampler)
-    CCSCOPE_RETURN_IF_ERROR(
-        reportWaits(*sampler, *turns.front(), fmt::format("{}", fmt::join(algos, ","))));
+    CCSCOPE_RETURN_IF_ERROR(reportWaits(*sampler, fmt::format("{}", fmt::join(algos, ","))));
   total.rows += summary.rows;
   total.wrong_total += summary.wrong_total;
   busbw_sum_ += summary.avg_busbw_gbps * summary.rows;  // the run's average weighs sweeps by rows
