@@ -32,7 +32,15 @@ core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transport
   return b;
 }
 
-std::string ScheduleBackend::setupNote() const { return policy_ ? policy_->setupNote() : ""; }
+std::string ScheduleBackend::setupNote() const {
+  std::string note = policy_ ? policy_->setupNote() : "";
+  if (!t_.caps().verifies_tags)
+    note += fmt::format(
+        "{}{} does not verify message tags: a rank one collective ahead of its peers shows only "
+        "as wrong data (keep -c on)",
+        note.empty() ? "" : "\n", t_.name());
+  return note;
+}
 
 void ScheduleBackend::setFlightRecorder(core::FlightRecorder* r) {
   recorder_ = r;

@@ -53,7 +53,9 @@ class ScheduleBackend final : public CollectiveBackend, private CandidateRunner 
   void setFlightRecorder(core::FlightRecorder* r) override;
   std::string chosenAlgorithm() const override { return algo_name_; }
   std::string choiceNote() const override { return policy_ ? policy_->note() : ""; }
-  std::string setupNote() const override;  // auto's calibration
+  // One line each: auto's calibration; that a transport which does not verify tags shows a
+  // rank one collective ahead of its peer only as wrong data.
+  std::string setupNote() const override;
 
  private:
   ScheduleBackend(transports::Transport& t, AlgorithmOptions o) : t_(t), opts_(std::move(o)) {}
