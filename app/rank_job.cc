@@ -204,14 +204,9 @@ Status BenchRank::setUp() {
 // The harness's channel, chosen from where the ranks run (every rank gathered the same hosts).
 Status BenchRank::connectHarness(const transports::TransportOptions& measured) {
   HarnessTransport ht = harnessTransport(measured, hosts_);
-  // Its set-up lines (shm's single-copy threshold, ...) would read as the measured transport's,
-  // the one the user asked about: only its warnings show.
-  const std::shared_ptr<spdlog::logger> log = spdlog::default_logger();
-  const spdlog::level::level_enum level = log->level();
-  log->set_level(std::max(level, spdlog::level::warn));
+  // Its log lines name its scope (harness/), apart from the measured transport's.
   auto t = transports::makeTransport(ht.name, ht.options);
   Status s = t ? (*t)->connect(*rv_.client, Deadline::afterSeconds(cfg_.timeout_s)) : t.status();
-  log->set_level(level);
   if (!s.isOk()) return s.prepend(fmt::format("harness channel ({}) set-up", ht.name));
   CCSCOPE_ASSIGN_OR_RETURN(harness_, collectives::HarnessChannel::create(std::move(*t)));
   if (recording_) harness_->setFlightRecorder(&recorder_);

@@ -62,10 +62,12 @@ Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
   const SingleCopyThreshold threshold =
       singleCopyThreshold(opts_.single_copy_from, oversubscribed());
   single_copy_from_ = threshold.from_bytes;
-  spdlog::debug("shm: single copy from {} B ({})", single_copy_from_, threshold.why);
-  remote_seq_.assign(table_->capacity(), 0);
-  // The scope keeps a second instance (the harness's channel) apart in /dev/shm and the store.
+  // The scope keeps a second instance (the harness's channel) apart in /dev/shm, in the store
+  // and in the log.
   const std::string scope = opts_.scope;
+  const std::string who = scope.empty() ? "shm" : fmt::format("shm ({})", scope);
+  spdlog::debug("{}: single copy from {} B ({})", who, single_copy_from_, threshold.why);
+  remote_seq_.assign(table_->capacity(), 0);
   std::string name =
       fmt::format("/ccscope-{}-{}{}", bs.jobToken().substr(0, 16), shmSafe(scope), rank_);
   CCSCOPE_ASSIGN_OR_RETURN(own_, Segment::create(name, size_));
@@ -74,9 +76,9 @@ Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
     own_.prefault();  // we read every ring
   else
     spdlog::info(
-        "shm: {} segments of {} B would take more than half of /dev/shm's free space; "
+        "{}: {} segments of {} B would take more than half of /dev/shm's free space; "
         "their pages are mapped as messages reach them",
-        size_, segmentBytes(size_));
+        who, size_, segmentBytes(size_));
   const std::string me = hostIdentity();
   CCSCOPE_RETURN_IF_ERROR(
       bs.put(fmt::format("{}shm/{}", scope, rank_),
@@ -96,9 +98,9 @@ Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
     peer.pidfd = launch::Fd(static_cast<int>(syscall(SYS_pidfd_open, peer.pid, 0)));
     if (single_copy_ && !probeSingleCopy(p, pa.header).isOk()) {
       spdlog::info(
-          "shm: single-copy (process_vm_readv) not permitted toward rank {}; copying "
+          "{}: single-copy (process_vm_readv) not permitted toward rank {}; copying "
           "through shared slots instead",
-          p);
+          who, p);
       single_copy_ = false;
     }
   }
