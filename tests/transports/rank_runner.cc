@@ -121,7 +121,9 @@ RankRunOptions localRanks(const std::string& transport, int np, double timeout_s
 
 std::string runRanks(const RankRunOptions& o, const RankBody& body) {
   static std::atomic<int> runs{0};
-  std::string token = fmt::format("conformance-{}-{}", getpid(), runs.fetch_add(1));
+  // Unique in its first 16 characters: shm names its segments after them, and ctest -j runs
+  // test processes side by side.
+  std::string token = fmt::format("{}-{}-conformance", getpid(), runs.fetch_add(1));
   auto server = launch::StoreServer::start("127.0.0.1", 0, token, o.np);
   if (!server) return "cannot start the store: " + server.status().toString();
   std::fflush(stdout);
