@@ -59,14 +59,10 @@ const transports::MemoryRegion& Executor::region(const Buffers& bufs, Buf b) con
   return b == Buf::kInput ? bufs.input : b == Buf::kOutput ? bufs.output : bufs.scratch;
 }
 
-core::Result<char*> Executor::addr(const Buffers& bufs, const Span& s, uint64_t count) const {
+char* Executor::addr(const Buffers& bufs, const Span& s, uint64_t count) const {
   const transports::MemoryRegion& mr = region(bufs, s.buf);
   const uint64_t off = s.offset * elem_, len = count * elem_;
-  if (!mr.contains(off, len))
-    return Status(Code::kInternal,
-                  fmt::format("a local step overruns its buffer: {} B at offset {} of {} B", len,
-                              off, mr.len()));
-  return mr.base() + off;
+  return mr.contains(off, len) ? mr.base() + off : nullptr;
 }
 
 void Executor::onReady(uint32_t op) {
@@ -163,14 +159,14 @@ Status Executor::postReadyComms(Run& r) {
 
 Status Executor::startLocal(Run& r, uint32_t op) {
   const Op& o = sched_->ops[op];
-  LocalStep step{o.kind, nullptr, nullptr, nullptr, o.count};
-  CCSCOPE_ASSIGN_OR_RETURN(step.dst, addr(r.bufs, o.dst, o.count));
-  if (o.kind == OpKind::kReduce || o.kind == OpKind::kCopy) {
-    CCSCOPE_ASSIGN_OR_RETURN(step.a, addr(r.bufs, o.a, o.count));
-  }
-  if (o.kind == OpKind::kReduce) {
-    CCSCOPE_ASSIGN_OR_RETURN(step.b, addr(r.bufs, o.b, o.count));
-  }
+  const bool reads_a = o.kind == OpKind::kReduce || o.kind == OpKind::kCopy;
+  const bool reads_b = o.kind == OpKind::kReduce;
+  LocalStep step{o.kind, addr(r.bufs, o.dst, o.count),
+                 reads_a ? addr(r.bufs, o.a, o.count) : nullptr,
+                 reads_b ? addr(r.bufs, o.b, o.count) : nullptr, o.count};
+  if (!step.dst || (reads_a && !step.a) || (reads_b && !step.b))
+    return Status(Code::kInternal,
+                  fmt::format("local step {} of {} overruns its buffers", op, sched_->ops.size()));
   CCSCOPE_ASSIGN_OR_RETURN(bool finished, compute_->start(step, op));
   if (finished) {
     finished_[op] = 1;
@@ -224,16 +220,20 @@ void Executor::recordStuckSend(transports::Transport& t, core::FlightEntry& fe) 
 
 Status Executor::waitForAny(Run& r) {
   transports::RequestTable& table = r.t.requests();
-  const Request oldest = oldestOutstanding();
-  if (r.fe && oldest.valid()) {
-    const transports::RequestRecord& rec = table.at(oldest);
-    r.fe->waitingOn(rec.peer, rec.len, rec.bytes);
-  }
-  auto ready = [&] { return table.anyFinished() || compute_->anyFinished(); };
-  if (Status s = r.t.waitUntil(ready, r.deadline, oldest); !s.isOk()) {  // formats on failure
-    if (r.fe) recordStuckSend(r.t, *r.fe);
-    return s.prepend(
-        fmt::format("collective #{} step {} of {}", calls_, done_, sched_->ops.size()));
+  auto ready = [&] {
+    return table.anyFinished() || (local_pending_ > 0 && compute_->anyFinished());
+  };
+  if (!ready()) {
+    const Request oldest = oldestOutstanding();
+    if (r.fe && oldest.valid()) {
+      const transports::RequestRecord& rec = table.at(oldest);
+      r.fe->waitingOn(rec.peer, rec.len, rec.bytes);
+    }
+    if (Status s = r.t.waitUntil(ready, r.deadline, oldest); !s.isOk()) {  // formats on failure
+      if (r.fe) recordStuckSend(r.t, *r.fe);
+      return s.prepend(
+          fmt::format("collective #{} step {} of {}", calls_, done_, sched_->ops.size()));
+    }
   }
   CCSCOPE_RETURN_IF_ERROR(reap(r));
   if (r.fe) {  // once per wait, not per request: a failed wait keeps its peer for the report
@@ -283,9 +283,9 @@ Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadli
     return s;
   }
   if (corrupt && corrupt_op_ != UINT32_MAX) {
-    auto dst = addr(bufs, sched_->ops[corrupt_op_].dst, 1);
+    char* dst = addr(bufs, sched_->ops[corrupt_op_].dst, 1);
     // Flip the lowest bit of the element's low byte: wrong in every dtype, exact checks see it.
-    if (dst) (*dst)[0] = static_cast<char>((*dst)[0] ^ 1);
+    if (dst) dst[0] = static_cast<char>(dst[0] ^ 1);
   }
   return Status::ok();
 }

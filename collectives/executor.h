@@ -64,7 +64,8 @@ class Executor {
   transports::Request oldestOutstanding();
   void recordStuckSend(transports::Transport& t, core::FlightEntry& fe);
   void cancelOutstanding(transports::Transport& t);
-  core::Result<char*> addr(const Buffers& bufs, const Span& s, uint64_t count) const;
+  // nullptr when the span overruns its buffer.
+  char* addr(const Buffers& bufs, const Span& s, uint64_t count) const;
   const transports::MemoryRegion& region(const Buffers& bufs, Buf b) const;
 
   const Schedule* sched_ = nullptr;

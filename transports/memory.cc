@@ -28,11 +28,7 @@ core::Result<MemoryRegion> MemoryRegion::slice(size_t offset, size_t len) const 
     return core::Status(
         core::Code::kInvalidArgument,
         fmt::format("{} B at offset {} overrun memory region {} of {} B", len, offset, id_, len_));
-  MemoryRegion v = *this;
-  v.base_ = base_ + offset;
-  v.len_ = len;
-  v.offset_ = offset_ + offset;
-  return v;
+  return view(offset, len);
 }
 
 }  // namespace ccscope::transports

@@ -57,6 +57,14 @@ class MemoryRegion {
   bool contains(size_t offset, size_t len) const { return offset <= len_ && len <= len_ - offset; }
   // The view [offset, offset + len); an error naming the region if it would overrun.
   core::Result<MemoryRegion> slice(size_t offset, size_t len) const;
+  // As slice(), for a range the caller already checked with contains().
+  MemoryRegion view(size_t offset, size_t len) const {
+    MemoryRegion v = *this;
+    v.base_ = base_ + offset;
+    v.len_ = len;
+    v.offset_ = offset_ + offset;
+    return v;
+  }
   // The view from `offset` to the end.
   core::Result<MemoryRegion> from(size_t offset) const {
     return slice(offset, offset <= len_ ? len_ - offset : 0);

@@ -26,24 +26,24 @@ core::Result<Request> RequestTable::open(Dir dir, int peer, uint32_t tag, char* 
   uint32_t i = free_.back();
   free_.pop_back();
   RequestRecord& r = recs_[i];
-  uint32_t gen = r.gen + 1;
-  // A stale entry of the slot's last use may still be linked into the finished list.
-  const bool listed = r.in_done_list;
-  const uint32_t next = r.next_done;
-  r = RequestRecord{};
-  r.gen = gen;
-  r.in_done_list = listed;
-  r.next_done = next;
+  // Field by field, not from a zeroed temporary (a rep stos of the whole record on every post);
+  // the error was cleared when the slot was freed, and a stale entry of the slot's last use may
+  // still be linked into the finished list (in_done_list, next_done stay).
+  r.gen += 1;
   r.state = ReqState::kPending;
   r.dir = dir;
   r.peer = peer;
   r.tag = tag;
   r.buf = buf;
   r.len = len;
+  r.bytes = 0;
+  r.parts_left = 0;
+  r.done_ns = 0;
+  r.cancelled = false;
   r.seq = next_seq_++;
   r.posted_ns = r.last_progress_ns = core::TickClock::now();
   peak_in_use_ = std::max(peak_in_use_, inUse());
-  return Request{i, gen};
+  return Request{i, r.gen};
 }
 
 void RequestTable::addBytes(uint32_t slot, size_t n) {
