@@ -27,7 +27,7 @@ TEST(RequestTableTest, FinishesAreReportedOnceInOrder) {
 }
 
 // A request released with wait() leaves its entry in the list; reopening the slot must not
-// cut the list after it (an earlier version reset the link and lost every later finish).
+// cut the list after it: resetting the link would lose every later finish.
 TEST(RequestTableTest, ReusingAListedSlotKeepsLaterFinishes) {
   RequestTable t(0, 2, "test", 8);
   auto a = t.open(Dir::kSend, 1, 1, nullptr, 0);
