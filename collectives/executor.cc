@@ -272,6 +272,16 @@ void Executor::cancelOutstanding(transports::Transport& t) {
   inflight_ = 0;
 }
 
+Status Executor::runRecorded(transports::Transport& t, const Buffers& bufs, core::Deadline deadline,
+                             core::FlightRecorder* rec, const char* op, const char* algo,
+                             const char* dtype, uint64_t bytes) {
+  if (!rec) return run(t, bufs, deadline);
+  core::FlightEntry& fe = rec->begin(op, algo, dtype, bytes, static_cast<uint32_t>(opCount()));
+  Status s = run(t, bufs, deadline, &fe);
+  core::FlightRecorder::end(fe, s.isOk());
+  return s;
+}
+
 Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadline deadline,
                      core::FlightEntry* fe) {
   const bool corrupt = std::exchange(corrupt_, false);  // this run only, whatever happens

@@ -43,6 +43,11 @@ class Executor {
   // failure every request still posted is cancelled: the buffers are the caller's on return.
   core::Status run(transports::Transport& t, const Buffers& bufs, core::Deadline deadline,
                    core::FlightEntry* fe = nullptr);
+  // run(), in `rec` when there is one (nullptr: not recorded). `op`, `algo` and `dtype` must be
+  // static strings: records may outlive the caller.
+  core::Status runRecorded(transports::Transport& t, const Buffers& bufs, core::Deadline deadline,
+                           core::FlightRecorder* rec, const char* op, const char* algo,
+                           const char* dtype, uint64_t bytes);
   size_t opCount() const { return sched_ ? sched_->ops.size() : 0; }
   // Test-only fault injection: after the next run, flip the low bit of the first element of an
   // op that wrote this rank's output, so this rank's result is wrong (exact checks must see it).

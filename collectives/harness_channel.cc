@@ -45,12 +45,7 @@ Status HarnessChannel::init() {
 
 Status HarnessChannel::runRecorded(Executor& ex, const Buffers& b, const char* op, const char* algo,
                                    const char* dtype, uint64_t bytes, core::Deadline deadline) {
-  if (!recorder_) return ex.run(t_, b, deadline);
-  core::FlightEntry& fe =
-      recorder_->begin(op, algo, dtype, bytes, static_cast<uint32_t>(ex.opCount()));
-  Status s = ex.run(t_, b, deadline, &fe);
-  core::FlightRecorder::end(fe, s.isOk());
-  return s;
+  return ex.runRecorded(t_, b, deadline, recorder_, op, algo, dtype, bytes);
 }
 
 Status HarnessChannel::barrier(core::Deadline deadline) {

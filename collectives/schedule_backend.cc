@@ -117,12 +117,7 @@ Status ScheduleBackend::run(bool in_place, core::Deadline deadline) {
 
 Status ScheduleBackend::runRecorded(const Buffers& b, const char* op, const char* algo,
                                     const char* dtype, uint64_t bytes, core::Deadline deadline) {
-  if (!recorder_) return exec_.run(t_, b, deadline);
-  core::FlightEntry& fe =
-      recorder_->begin(op, algo, dtype, bytes, static_cast<uint32_t>(exec_.opCount()));
-  Status s = exec_.run(t_, b, deadline, &fe);
-  core::FlightRecorder::end(fe, s.isOk());
-  return s;
+  return exec_.runRecorded(t_, b, deadline, recorder_, op, algo, dtype, bytes);
 }
 
 Status ScheduleBackend::barrier(core::Deadline deadline) { return harness_->barrier(deadline); }
