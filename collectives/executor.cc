@@ -141,20 +141,19 @@ Status Executor::postComm(Run& r, uint32_t op) {
 
 Status Executor::postReadyComms(Run& r) {
   bool batch = false;
-  Status s;
-  for (size_t lane = 0; lane < lanes_.size() && s.isOk(); ++lane) {
+  for (size_t lane = 0; lane < lanes_.size(); ++lane) {
     const auto& order = lanes_[lane];
     uint32_t& cur = lane_cursor_[lane];
     while (cur < order.size() && ready_[order[cur]] && lane_inflight_[lane] < window_) {
       if (!batch) r.t.beginBatch();
       batch = true;
-      s = postComm(r, order[cur++]);
-      if (!s.isOk()) break;
+      if (Status s = postComm(r, order[cur++]); !s.isOk()) {
+        r.t.endBatch().ignore();  // the post's failure is the one to report
+        return s;
+      }
     }
   }
-  if (!batch) return s;
-  Status end = r.t.endBatch();
-  return s.isOk() ? end : s;
+  return batch ? r.t.endBatch() : Status::ok();
 }
 
 Status Executor::startLocal(Run& r, uint32_t op) {

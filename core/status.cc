@@ -62,13 +62,18 @@ const char* layerName(Layer l) {
   return "?";
 }
 
+const std::string& Status::empty() {
+  static const std::string kEmpty;
+  return kEmpty;
+}
+
 std::string Status::toString() const {
   if (isOk()) return "ok";
   std::string out = codeName(code_);
-  if (layer_ != Layer::kNone) out += fmt::format(" [{}]", layerName(layer_));
-  if (peer_ >= 0) out += fmt::format(" peer rank {}", peer_);
-  if (!call_.empty()) out += fmt::format(" {}={}", call_, native_code_);
-  out += ": " + message_;
+  if (layer() != Layer::kNone) out += fmt::format(" [{}]", layerName(layer()));
+  if (peer() >= 0) out += fmt::format(" peer rank {}", peer());
+  if (!call().empty()) out += fmt::format(" {}={}", call(), nativeCode());
+  out += ": " + message();
   return out;
 }
 

@@ -3,6 +3,7 @@
 // which peer rank, and carries a message a user can act on.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,38 +33,55 @@ enum class Layer { kNone, kBootstrap, kHostNetwork, kRdma, kGpu, kLibrary, kAppl
 const char* codeName(Code c);
 const char* layerName(Layer l);
 
+// An OK status is a code and a null pointer: cheap to build, move and drop on every post of
+// the data path. What only a failure needs lives behind the pointer.
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(Code code, std::string message) : code_(code), d_(std::make_unique<Detail>()) {
+    d_->message = std::move(message);
+  }
+  Status(const Status& o) : code_(o.code_), d_(o.d_ ? std::make_unique<Detail>(*o.d_) : nullptr) {}
+  Status& operator=(const Status& o) {
+    if (this != &o) {
+      code_ = o.code_;
+      d_ = o.d_ ? std::make_unique<Detail>(*o.d_) : nullptr;
+    }
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
+  ~Status() = default;
 
   static Status ok() { return {}; }
   bool isOk() const { return code_ == Code::kOk; }
   explicit operator bool() const { return isOk(); }
 
   Code code() const { return code_; }
-  Layer layer() const { return layer_; }
-  int peer() const { return peer_; }
-  long nativeCode() const { return native_code_; }
-  const std::string& call() const { return call_; }
-  const std::string& message() const { return message_; }
+  Layer layer() const { return d_ ? d_->layer : Layer::kNone; }
+  int peer() const { return d_ ? d_->peer : -1; }
+  long nativeCode() const { return d_ ? d_->native_code : 0; }
+  const std::string& call() const { return d_ ? d_->call : empty(); }
+  const std::string& message() const { return d_ ? d_->message : empty(); }
 
   Status& withLayer(Layer l) {
-    layer_ = l;
+    detail().layer = l;
     return *this;
   }
   Status& withPeer(int p) {
-    peer_ = p;
+    detail().peer = p;
     return *this;
   }
   Status& withNative(std::string call, long code) {
-    call_ = std::move(call);
-    native_code_ = code;
+    Detail& d = detail();
+    d.call = std::move(call);
+    d.native_code = code;
     return *this;
   }
   // Prefixes context ("while connecting to rank 3: ...").
   Status& prepend(const std::string& context) {
-    message_ = context + ": " + message_;
+    Detail& d = detail();
+    d.message = context + ": " + d.message;
     return *this;
   }
 
@@ -72,12 +90,21 @@ class [[nodiscard]] Status {
   void ignore() const {}
 
  private:
+  struct Detail {
+    Layer layer = Layer::kNone;
+    int peer = -1;
+    long native_code = 0;
+    std::string call;
+    std::string message;
+  };
+  static const std::string& empty();
+  Detail& detail() {
+    if (!d_) d_ = std::make_unique<Detail>();
+    return *d_;
+  }
+
   Code code_ = Code::kOk;
-  Layer layer_ = Layer::kNone;
-  int peer_ = -1;
-  long native_code_ = 0;
-  std::string call_;
-  std::string message_;
+  std::unique_ptr<Detail> d_;
 };
 
 // errno-based failures: the one conversion helper for POSIX calls.
