@@ -17,6 +17,7 @@
 #include "diagnostics/live/collective_probe.h"
 #include "diagnostics/live/hang_diagnosis.h"
 #include "diagnostics/live/library_init.h"
+#include "launch/host_identity.h"
 #ifdef CCSCOPE_HAVE_MPI
 #include "collectives/baselines/mpi/mpi_runtime.h"
 #endif
@@ -96,11 +97,21 @@ int report(const RankState& st) {
   return d.layer == Layer::kNone ? kExitOk : kExitFailed;
 }
 
+// A rank's host as gathered: its hostname, boot/network-namespace key and the address it reaches
+// the store from; every rank turns them into the same labels (launch/host_identity.h).
+launch::HostIdentity identityOf(const json& j) {
+  if (!j.is_object()) return {"?", "", ""};
+  return {j.value("name", "?"), j.value("key", ""), j.value("addr", "")};
+}
+
 void exchangeHosts(RankState& st) {
-  st.post("host", hostName());
+  const launch::HostIdentity& self = launch::localHostIdentity();
+  st.post("host", json{{"name", self.name}, {"key", self.key}, {"addr", st.c.localAddress()}});
+  std::vector<launch::HostIdentity> ids;
   if (st.root()) {
     for (const json& h : st.collect("host", Layer::kBootstrap, "rendezvous"))
-      st.hosts.push_back(h.is_string() ? h.get<std::string>() : "?");
+      ids.push_back(identityOf(h));
+    st.hosts = launch::hostLabels(ids);
     st.results.push_back({Layer::kBootstrap,
                           "rendezvous",
                           ProbeOutcome::kPass,
@@ -113,9 +124,9 @@ void exchangeHosts(RankState& st) {
   for (int r = 0; r < st.c.size(); ++r) {
     auto h = st.c.get(fmt::format("diag/host/{}", r),
                       Deadline::afterSeconds(st.wait(DiagPhase::kHosts)));
-    json j = h ? json::parse(*h, nullptr, false) : json();
-    st.hosts.push_back(j.is_string() ? j.get<std::string>() : "?");
+    ids.push_back(identityOf(h ? json::parse(*h, nullptr, false) : json()));
   }
+  st.hosts = launch::hostLabels(ids);
 }
 
 diagnostics::MpiState mpiState(const launch::LaunchInfo& info, std::string& version) {

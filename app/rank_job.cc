@@ -23,6 +23,7 @@
 #include "collectives/schedule_backend.h"
 #include "core/affinity.h"
 #include "diagnostics/live/flight_dump.h"
+#include "launch/host_identity.h"
 #include "launch/store_client.h"
 #include "launch/store_server.h"
 #include "reports/jsonl_writer.h"
@@ -62,15 +63,20 @@ struct Fanout : reports::ResultSink {
   }
 };
 
+// Every rank learns every rank's host label (launch/host_identity.h): a cut-off host names its
+// own ranks, and two hosts with one hostname stay two.
 core::Result<std::vector<std::string>> gatherHosts(launch::StoreClient& c, double timeout_s) {
-  CCSCOPE_RETURN_IF_ERROR(c.put(fmt::format("host/{}", c.rank()), hostName()));
-  std::vector<std::string> hosts;  // every rank learns them: a cut-off host names its own ranks
+  launch::HostIdentity self = launch::localHostIdentity();
+  self.addr = c.localAddress();
+  CCSCOPE_RETURN_IF_ERROR(
+      c.put(fmt::format("host/{}", c.rank()), launch::encodeHostIdentity(self)));
+  std::vector<launch::HostIdentity> ids;
   for (int r = 0; r < c.size(); ++r) {
     CCSCOPE_ASSIGN_OR_RETURN(std::string h,
                              c.get(fmt::format("host/{}", r), Deadline::afterSeconds(timeout_s)));
-    hosts.push_back(h);
+    ids.push_back(launch::decodeHostIdentity(h));
   }
-  return hosts;
+  return launch::hostLabels(ids);
 }
 
 // --html/--md/--csv/--junit and --baseline/thresholds on bench: the same writers as `report`.
@@ -192,6 +198,7 @@ Status BenchRank::setUp() {
   }
   CCSCOPE_ASSIGN_OR_RETURN(hosts_, gatherHosts(client, cfg_.timeout_s));
   fctx_.hosts = hosts_;
+  fctx_.host = hosts_[info_.rank];
   if (transport_) CCSCOPE_RETURN_IF_ERROR(connectHarness(measured));  // MPI keeps its own
   const int ranks_on_host =
       static_cast<int>(std::count(hosts_.begin(), hosts_.end(), hosts_[info_.rank]));

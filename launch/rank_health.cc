@@ -1,5 +1,7 @@
 #include "launch/rank_health.h"
 
+#include "launch/host_identity.h"
+
 namespace ccscope::launch {
 
 const char* rankStateName(RankState s) {
@@ -18,6 +20,14 @@ const char* rankStateName(RankState s) {
       return "done";
   }
   return "?";
+}
+
+void labelHosts(std::vector<RankHealth>& table) {
+  std::vector<HostIdentity> ids;
+  ids.reserve(table.size());
+  for (const auto& h : table) ids.push_back({h.host, h.host_key, h.addr});
+  const std::vector<std::string> labels = hostLabels(ids);
+  for (size_t i = 0; i < table.size(); ++i) table[i].host = labels[i];
 }
 
 }  // namespace ccscope::launch

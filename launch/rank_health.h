@@ -20,10 +20,15 @@ struct RankHealth {
   RankState state = RankState::kNotJoined;
   int64_t ms_since_heartbeat = 0;
   int64_t ms_since_change = 0;  // since it went gone / aborted / done
-  std::string host;
-  std::string addr;      // IP the store sees the rank's control connection come from
-  std::string note;      // abort reason
-  std::string progress;  // the rank's last progress snapshot (flight recorder, JSON)
+  std::string host;             // a label that tells hosts apart (launch/host_identity.h)
+  std::string host_key;         // boot id and network namespace
+  std::string addr;             // IP the store sees the rank's control connection come from
+  std::string note;             // abort reason
+  std::string progress;         // the rank's last progress snapshot (flight recorder, JSON)
 };
+
+// Replaces each entry's hostname by a label that tells hosts apart (hostLabels): two ranks with
+// one hostname on different machines or network stacks get different labels.
+void labelHosts(std::vector<RankHealth>& table);
 
 }  // namespace ccscope::launch

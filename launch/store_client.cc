@@ -6,6 +6,7 @@
 
 #include <charconv>
 
+#include "launch/host_identity.h"
 #include "launch/wire.h"
 
 namespace ccscope::launch {
@@ -15,20 +16,15 @@ using core::Deadline;
 using core::Layer;
 using core::Status;
 
-static std::string hostName() {
-  char buf[256] = {0};
-  gethostname(buf, sizeof buf - 1);
-  return buf;
-}
-
 Status StoreClient::hello(Fd& fd, uint32_t role, Deadline deadline) {
   Writer w(MsgType::kHello);
   w.str(token_)
       .u32(rank_)
       .u32(size_)
       .u32(static_cast<uint32_t>(getpid()))
-      .str(hostName())
-      .u32(role);
+      .str(localHostIdentity().name)
+      .u32(role)
+      .str(localHostIdentity().key);
   CCSCOPE_RETURN_IF_ERROR(sendFrame(fd.get(), w.frame(), deadline));
   auto f = recvFrame(fd.get(), deadline);
   if (!f) return f.takeStatus().prepend("rendezvous hello");
@@ -195,9 +191,11 @@ core::Result<std::vector<RankHealth>> StoreClient::health(Deadline deadline) {
       r.str(&h.note);
       r.str(&h.progress);
       r.str(&h.addr);
+      r.str(&h.host_key);
       h.rank = static_cast<int>(rank);
       h.state = static_cast<RankState>(state);
     }
+    labelHosts(table);
     return table;
   }
 }

@@ -90,10 +90,10 @@ void StoreServer::State::setKey(const std::string& key, std::string value) {
 }
 
 void StoreServer::State::handleHello(Conn& c, Reader& r) {
-  std::string tok, host;
+  std::string tok, host, host_key;
   uint32_t rank = 0, size = 0, pid = 0, role = 0;
-  bool parsed =
-      r.str(&tok) && r.u32(&rank) && r.u32(&size) && r.u32(&pid) && r.str(&host) && r.u32(&role);
+  bool parsed = r.str(&tok) && r.u32(&rank) && r.u32(&size) && r.u32(&pid) && r.str(&host) &&
+                r.u32(&role) && r.str(&host_key);
   std::string why;
   if (!parsed)
     why = "malformed hello";
@@ -119,6 +119,7 @@ void StoreServer::State::handleHello(Conn& c, Reader& r) {
     RankRecord& rec = ranks[rank];
     rec.h.state = RankState::kAlive;
     rec.h.host = host;
+    rec.h.host_key = host_key;
     rec.h.addr = peerAddressOf(c.fd.get());
     rec.last_heartbeat_ns = rec.changed_ns = core::nowNs();
   }
@@ -240,7 +241,8 @@ void StoreServer::State::handleHealth(Conn& c, Reader& r) {
         .str(h.host)
         .str(h.note)
         .str(h.progress)
-        .str(h.addr);
+        .str(h.addr)
+        .str(h.host_key);
   reply(c, w);
 }
 

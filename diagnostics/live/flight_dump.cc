@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "launch/host_identity.h"
+
 namespace ccscope::diagnostics {
 
 using nlohmann::json;
@@ -66,6 +68,7 @@ json flightDump(const core::FlightRecorder& rec, int rank, const std::string& ho
   return json{{"type", "flight_recorder"},
               {"rank", rank},
               {"host", host},
+              {"host_key", launch::localHostIdentity().key},
               {"pid", static_cast<int>(getpid())},
               {"entries", entries}};
 }

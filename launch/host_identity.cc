@@ -1,0 +1,84 @@
+#include "launch/host_identity.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+
+namespace ccscope::launch {
+namespace {
+
+std::string readBootId() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id;
+}
+
+std::string netnsInode() {
+  struct stat st {};
+  if (stat("/proc/self/ns/net", &st) != 0) return "";
+  return fmt::format("net:{}", static_cast<unsigned long long>(st.st_ino));
+}
+
+HostIdentity readLocal() {
+  HostIdentity id;
+  char buf[256] = {0};
+  gethostname(buf, sizeof buf - 1);
+  id.name = buf;
+  const std::string boot = readBootId(), net = netnsInode();
+  if (!boot.empty() || !net.empty()) id.key = boot + "/" + net;
+  return id;
+}
+
+}  // namespace
+
+const HostIdentity& localHostIdentity() {
+  static const HostIdentity id = readLocal();
+  return id;
+}
+
+std::vector<std::string> hostLabels(const std::vector<HostIdentity>& ids) {
+  // Per hostname, the keys seen in order; per key, the first address seen.
+  std::map<std::string, std::vector<std::string>> keys_of_name;
+  std::map<std::string, std::string> addr_of_key;
+  for (const auto& id : ids) {
+    auto& keys = keys_of_name[id.name];
+    if (std::find(keys.begin(), keys.end(), id.key) == keys.end()) keys.push_back(id.key);
+    if (!id.key.empty() && addr_of_key[id.key].empty()) addr_of_key[id.key] = id.addr;
+  }
+  std::vector<std::string> labels;
+  labels.reserve(ids.size());
+  for (const auto& id : ids) {
+    const auto& keys = keys_of_name[id.name];
+    if (keys.size() <= 1 || id.key.empty()) {
+      labels.push_back(id.name);
+      continue;
+    }
+    const std::string& addr = addr_of_key[id.key];
+    const auto index = std::find(keys.begin(), keys.end(), id.key) - keys.begin();
+    labels.push_back(addr.empty() ? fmt::format("{} #{}", id.name, index)
+                                  : fmt::format("{} ({})", id.name, addr));
+  }
+  return labels;
+}
+
+std::string encodeHostIdentity(const HostIdentity& id) {
+  return id.name + '\t' + id.key + '\t' + id.addr;
+}
+
+HostIdentity decodeHostIdentity(const std::string& s) {
+  HostIdentity id;
+  const size_t a = s.find('\t');
+  id.name = s.substr(0, a);
+  if (a == std::string::npos) return id;
+  const size_t b = s.find('\t', a + 1);
+  id.key = s.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
+  if (b != std::string::npos) id.addr = s.substr(b + 1);
+  return id;
+}
+
+}  // namespace ccscope::launch

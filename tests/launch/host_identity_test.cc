@@ -1,0 +1,47 @@
+// Host labels: one hostname on several machines or network stacks is several hosts.
+#include "launch/host_identity.h"
+
+#include <gtest/gtest.h>
+
+namespace ccscope::launch {
+namespace {
+
+TEST(HostIdentityTest, DistinctHostnamesAreLabelledByName) {
+  const auto labels =
+      hostLabels({{"a", "k1", "10.0.0.1"}, {"b", "k2", "10.0.0.2"}, {"a", "k1", "10.0.0.1"}});
+  EXPECT_EQ(labels, (std::vector<std::string>{"a", "b", "a"}));
+}
+
+TEST(HostIdentityTest, OneHostnameOnTwoNetworkStacksIsTwoHosts) {
+  const auto labels = hostLabels({{"node", "boot/net:1", "10.0.0.1"},
+                                  {"node", "boot/net:2", "10.0.0.2"},
+                                  {"node", "boot/net:1", "10.0.0.9"}});
+  // Ranks of one stack share the first address seen for it.
+  EXPECT_EQ(labels,
+            (std::vector<std::string>{"node (10.0.0.1)", "node (10.0.0.2)", "node (10.0.0.1)"}));
+}
+
+TEST(HostIdentityTest, WithoutAddressesHostsAreNumbered) {
+  const auto labels = hostLabels({{"node", "k1", ""}, {"node", "k2", ""}});
+  EXPECT_EQ(labels, (std::vector<std::string>{"node #0", "node #1"}));
+}
+
+TEST(HostIdentityTest, EncodingRoundTripsAndAPlainNameParses) {
+  const HostIdentity id{"node", "boot/net:7", "10.1.2.3"};
+  const HostIdentity back = decodeHostIdentity(encodeHostIdentity(id));
+  EXPECT_EQ(back.name, id.name);
+  EXPECT_EQ(back.key, id.key);
+  EXPECT_EQ(back.addr, id.addr);
+  const HostIdentity plain = decodeHostIdentity("oldhost");
+  EXPECT_EQ(plain.name, "oldhost");
+  EXPECT_TRUE(plain.key.empty());
+}
+
+TEST(HostIdentityTest, ThisProcessHasANameAndAKey) {
+  const HostIdentity& self = localHostIdentity();
+  EXPECT_FALSE(self.name.empty());
+  EXPECT_NE(self.key.find("net:"), std::string::npos) << self.key;
+}
+
+}  // namespace
+}  // namespace ccscope::launch
