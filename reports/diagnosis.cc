@@ -147,15 +147,19 @@ nlohmann::json toJson(const Diagnosis& d) {
   for (const auto& e : d.evidence) ev.push_back(toJson(e));
   json findings = json::array();
   for (const auto& f : d.findings) findings.push_back(toJson(f));
-  return json{{"layer", core::layerName(d.layer)},
-              {"conclusive", d.conclusive},
-              {"confidence", d.confidence},
-              {"verdict", d.verdict},
-              {"culprit", toJson(d.culprit)},
-              {"evidence", ev},
-              {"next_step", d.next_step},
-              {"findings", findings},
-              {"inputs", json{{"files", d.files}, {"lines", d.lines}}}};
+  json j{{"layer", core::layerName(d.layer)},
+         {"conclusive", d.conclusive},
+         {"confidence", d.confidence},
+         {"verdict", d.verdict},
+         {"culprit", toJson(d.culprit)},
+         {"evidence", ev},
+         {"next_step", d.next_step},
+         {"findings", findings},
+         {"inputs", json{{"files", d.files}, {"lines", d.lines}}}};
+  if (d.runner_up != core::Layer::kNone)
+    j["runner_up"] =
+        json{{"layer", core::layerName(d.runner_up)}, {"verdict", d.runner_up_verdict}};
+  return j;
 }
 
 core::Result<Diagnosis> diagnosisFromJson(const nlohmann::json& j) {
@@ -173,6 +177,11 @@ core::Result<Diagnosis> diagnosisFromJson(const nlohmann::json& j) {
   d.next_step = stringField(j, "next_step");
   if (j.contains("culprit")) d.culprit = culpritFromJson(j["culprit"]);
   if (j.contains("evidence")) d.evidence = evidenceFromJson(j["evidence"]);
+  if (j.contains("runner_up") && j["runner_up"].is_object()) {
+    auto ru = parseLayer(stringField(j["runner_up"], "layer"));
+    d.runner_up = ru.isOk() ? *ru : core::Layer::kNone;
+    d.runner_up_verdict = stringField(j["runner_up"], "verdict");
+  }
   if (j.contains("findings") && j["findings"].is_array()) {
     for (const auto& fj : j["findings"]) {
       if (!fj.is_object()) continue;

@@ -63,6 +63,9 @@ struct Diagnosis {
   std::vector<Evidence> evidence;
   std::string next_step;
   std::vector<Finding> findings;  // ranked, best first (the top one included)
+  // The best finding in another layer (kNone: none): what to look at when the verdict is wrong.
+  core::Layer runner_up = core::Layer::kNone;
+  std::string runner_up_verdict;
   long files = 0;
   long lines = 0;
 };

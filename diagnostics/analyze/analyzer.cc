@@ -17,10 +17,24 @@ constexpr size_t kMaxCaptureBytes = 80;
 constexpr size_t kMaxEvidenceBytes = 512;
 
 // Keywords that wake the structured parsers; indices are the Trigger values below.
-enum Trigger { kSeqNum, kNcclWork, kCaName, kState, kHcaId, kPort, kBandwidth, kAccessPeer };
+enum Trigger {
+  kSeqNum,
+  kNcclWork,
+  kCaName,
+  kState,
+  kHcaId,
+  kPort,
+  kBandwidth,
+  kAccessPeer,
+  kNranks,
+  kWorldSize,
+  kWorldSizeSpaced,
+  kNcclVersion
+};
 const std::vector<std::string>& triggerKeywords() {
   static const std::vector<std::string> k = {
-      "SeqNum=", "NCCL work:", "CA '", "state:", "hca_id:", "port", "Bandwidth", "Access Peer"};
+      "SeqNum=",   "NCCL work:",  "CA '",    "state:",     "hca_id:",     "port",
+      "Bandwidth", "Access Peer", "nranks ", "world_size", "world size ", "NCCL version "};
   return k;
 }
 
@@ -129,11 +143,17 @@ void Analyzer::addRuleMatch(const RuleMatch& m, const Event& base) {
 }
 
 void Analyzer::dispatchTriggers(const std::vector<int>& triggers, std::string_view body,
-                                long line_number, int rank, std::vector<Event>& derived) {
+                                long line_number, int rank, const std::string& host,
+                                std::vector<Event>& derived) {
   bool p2p_fed = false;
   bool ib_fed = false;
   for (int t : triggers) {
-    if ((t == kSeqNum || t == kNcclWork)) {
+    if (t == kNranks || t == kWorldSize || t == kWorldSizeSpaced) {
+      progress_.parseWorldSize(body);
+    } else if (t == kNcclVersion) {
+      versions_.parseLine(
+          body, host, {file_->name, line_number, std::string(body.substr(0, kMaxEvidenceBytes))});
+    } else if ((t == kSeqNum || t == kNcclWork)) {
       progress_.parseWatchdogLine(
           body, rank, {file_->name, line_number, std::string(body.substr(0, kMaxEvidenceBytes))});
     } else if ((t == kCaName || t == kState || t == kHcaId || t == kPort) && !ib_fed) {
@@ -164,6 +184,10 @@ void Analyzer::feedLine(std::string_view raw, long line_number) {
   }
   const LineContext ctx = parseLinePrefix(raw);
   const int rank = ctx.rank >= 0 ? ctx.rank : file_->default_rank;
+  if (rank != file_->last_seen_rank) {  // most lines repeat their file's rank
+    progress_.noteRankSeen(rank);
+    file_->last_seen_rank = rank;
+  }
   // A line's host: its own header, else the host its rank was seen on, else (for files that
   // hold one process's output) the file's last NCCL header.
   std::string host(ctx.host.substr(0, kMaxCaptureBytes));
@@ -187,7 +211,7 @@ void Analyzer::feedLine(std::string_view raw, long line_number) {
   base.file_index = file_->index;
   base.order = (static_cast<uint64_t>(file_->index) << 40) | static_cast<uint64_t>(line_number);
   std::vector<Event> derived;
-  dispatchTriggers(triggers_, ctx.body, line_number, rank, derived);
+  dispatchTriggers(triggers_, ctx.body, line_number, rank, host, derived);
   for (auto& e : derived) addEvent(std::move(e), base);
   if (matches_.empty()) return;
   base.evidence.push_back(
@@ -217,6 +241,7 @@ reports::Diagnosis Analyzer::finish() {
   if (file_) endFile();
   Event base;
   for (auto& e : progress_.conclude()) addEvent(std::move(e), base);
+  for (auto& e : versions_.conclude()) addEvent(std::move(e), base);
   return reason(acc_, files_, lines_);
 }
 

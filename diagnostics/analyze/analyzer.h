@@ -15,6 +15,7 @@
 #include "diagnostics/analyze/finding_accumulator.h"
 #include "diagnostics/analyze/progress_tracker.h"
 #include "diagnostics/analyze/rule_matcher.h"
+#include "diagnostics/analyze/version_tracker.h"
 #include "reports/diagnosis.h"
 
 namespace ccscope::diagnostics {
@@ -43,6 +44,7 @@ class Analyzer {
     std::string name;
     int index = -1;
     int default_rank = -1;
+    int last_seen_rank = -1;  // the rank last reported to the progress tracker
     std::string host;
     IbPortParser ib;
     P2pMatrixParser p2p;
@@ -50,7 +52,7 @@ class Analyzer {
     std::string json_text;
   };
   void dispatchTriggers(const std::vector<int>& triggers, std::string_view body, long line_number,
-                        int rank, std::vector<Event>& derived);
+                        int rank, const std::string& host, std::vector<Event>& derived);
   void addRuleMatch(const RuleMatch& m, const Event& base);
   void addEvent(Event e, const Event& base);
   const FindingSpec* specForLayer(const Rule& rule, std::string_view layer_name);
@@ -59,6 +61,7 @@ class Analyzer {
   RuleMatcher matcher_;
   FindingAccumulator acc_;
   ProgressTracker progress_;
+  VersionTracker versions_;
   std::unique_ptr<FileState> file_;
   std::map<std::string, std::unique_ptr<FindingSpec>> layered_specs_;
   std::vector<std::string> notes_;

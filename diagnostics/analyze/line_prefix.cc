@@ -169,6 +169,47 @@ std::string_view ncclHeaderHost(std::string_view body) {
 
 namespace {
 
+bool isHostChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+}
+
+// UCX's log header: "[1618778295.702469] [host:pid:tid]" or "[host:pid :tid:tid]" (the pid is
+// padded), as ucs_log and its signal handler print it.
+std::string_view ucxHeaderHost(std::string_view body) {
+  if (body.size() > 2 && body[0] == '[' && isDigit(body[1])) {  // "[sec.usec] " first
+    size_t close = 1;
+    while (close < body.size() && close < 32 && (isDigit(body[close]) || body[close] == '.'))
+      ++close;
+    if (close < body.size() && body[close] == ']') body = skipSpaces(body.substr(close + 1));
+  }
+  if (body.size() < 4 || body[0] != '[') return {};
+  size_t i = 1;
+  while (i < body.size() && i < 129 && isHostChar(body[i])) ++i;
+  if (i == 1 || i >= body.size() || body[i] != ':') return {};
+  long v;
+  const size_t n = readNumber(body, i + 1, 10, v);
+  size_t j = i + 1 + n;
+  while (j < body.size() && body[j] == ' ') ++j;
+  if (n == 0 || j >= body.size() || body[j] != ':') return {};
+  return body.substr(1, i - 1);
+}
+
+// nccl-tests' failure lines: "host: Test CUDA failure ..." and " .. host pid 411: Test failure".
+std::string_view ncclTestsHost(std::string_view body) {
+  if (body.substr(0, 3) == ".. ") {
+    const size_t end = body.find(" pid ", 3);
+    if (end == std::string_view::npos || end > 131) return {};
+    return body.substr(3, end - 3);
+  }
+  const size_t colon = body.substr(0, 140).find(": Test ");
+  if (colon == 0 || colon == std::string_view::npos || colon > 128) return {};
+  for (size_t k = 0; k < colon; ++k)
+    if (!isHostChar(body[k])) return {};
+  const std::string_view rest = body.substr(colon + 7);
+  return rest.substr(0, 5) == "CUDA " || rest.substr(0, 5) == "NCCL " ? body.substr(0, colon)
+                                                                      : std::string_view{};
+}
+
 bool stripSrunLabel(std::string_view& s, LineContext& ctx) {
   long rank;
   size_t n = readNumber(s, 0, 6, rank);
@@ -284,7 +325,11 @@ LineContext parseLinePrefix(std::string_view raw) {
     break;
   }
   ctx.body = s;
-  if (ctx.host.empty()) ctx.host = ncclHeaderHost(skipSpaces(s));
+  const std::string_view body = skipSpaces(s);
+  if (ctx.host.empty()) ctx.host = ncclHeaderHost(body);
+  if (ctx.host.empty() && !body.empty() && (body[0] == '[' || body[0] == '.'))
+    ctx.host = ucxHeaderHost(body);
+  if (ctx.host.empty()) ctx.host = ncclTestsHost(body);
   return ctx;
 }
 

@@ -86,6 +86,18 @@ const FindingSpec& opMismatchSpec() {
   return spec;
 }
 
+const FindingSpec& rankAbsentSpec() {
+  static const FindingSpec spec{
+      "application.rank-absent",
+      core::Layer::kApplication,
+      reports::FindingKind::kRoot,
+      30,
+      "rank(s) of the job left no line in the logs while the others timed out waiting",
+      "Find out what the silent rank(s) did: their own output (was it collected?), whether "
+      "the process still ran (a stack dump with py-spy dump), and dmesg on their host."};
+  return spec;
+}
+
 RankProgress* ProgressTracker::slot(int rank) {
   if (rank < 0) return nullptr;
   if (ranks_.size() >= kMaxTrackedRanks && !ranks_.count(rank)) return nullptr;
@@ -181,9 +193,63 @@ std::optional<Event> ProgressTracker::opMismatch() const {
   return std::nullopt;
 }
 
+void ProgressTracker::parseWorldSize(std::string_view body) {
+  long n = -1;
+  for (std::string_view key : {"nranks ", "nRanks ", "world_size=", "world_size: ", "WORLD_SIZE=",
+                               "WORLD_SIZE: ", "world size "}) {
+    if (n < 0) n = numberAfter(body, key);
+  }
+  if (n > 1 && n <= static_cast<long>(kMaxTrackedRanks)) world_size_ = std::max(world_size_, n);
+  // NCCL's init line names its rank: "comm 0x... rank 3 nranks 8 cudaDev 3 ...".
+  if (const long r = numberAfter(body, " rank "); r >= 0 && r < n)
+    noteRankSeen(static_cast<int>(r));
+}
+
+void ProgressTracker::noteRankSeen(int rank) {
+  if (rank < 0 || static_cast<size_t>(rank) >= kMaxTrackedRanks) return;
+  if (seen_.size() <= static_cast<size_t>(rank)) seen_.resize(static_cast<size_t>(rank) + 1);
+  seen_[static_cast<size_t>(rank)] = true;
+}
+
+// With the job's size known, at least two ranks timed out in a collective and only a few ranks
+// said nothing at all: those few stopped first (or hung, or crashed without a word).
+std::vector<Event> ProgressTracker::absentRanks() const {
+  if (world_size_ < 2) return {};
+  long timed_out = 0;
+  const reports::Evidence* waiting = nullptr;  // a line of a rank that waited
+  for (const auto& [rank, p] : ranks_) {
+    if (p.timed_out_seq < 0 && p.last_enqueued < 0) continue;
+    ++timed_out;
+    if (!waiting && !p.evidence.text.empty()) waiting = &p.evidence;
+  }
+  std::vector<int> absent;
+  for (long r = 0; r < world_size_; ++r) {
+    const bool seen = (static_cast<size_t>(r) < seen_.size() && seen_[static_cast<size_t>(r)]) ||
+                      ranks_.count(static_cast<int>(r));
+    if (!seen) absent.push_back(static_cast<int>(r));
+  }
+  if (timed_out < 2 || absent.empty() || absent.size() * 4 > static_cast<size_t>(world_size_) + 3)
+    return {};
+  Event e;
+  e.spec = &rankAbsentSpec();
+  e.verdict = fmt::format(
+      "rank(s) {} of {} left no line in the logs while {} rank(s) timed out waiting: the "
+      "silent rank(s) stopped, hung or crashed first (or their logs were not collected)",
+      listRanks(absent), world_size_, timed_out);
+  if (waiting) e.evidence.push_back(*waiting);
+  std::vector<Event> out;
+  for (int r : absent) {
+    if (out.size() >= kMaxListed) break;
+    out.push_back(e);
+    out.back().rank = r;
+  }
+  return out;
+}
+
 std::vector<Event> ProgressTracker::conclude() const {
   std::vector<Event> out;
   if (auto e = opMismatch()) out.push_back(std::move(*e));
+  for (auto& e : absentRanks()) out.push_back(std::move(e));
   auto behind = behindBy(ranks_, &RankProgress::last_enqueued, "last enqueued");
   if (behind.empty()) behind = behindBy(ranks_, &RankProgress::timed_out_seq, "timed out in");
   out.insert(out.end(), behind.begin(), behind.end());

@@ -34,15 +34,23 @@ class ProgressTracker {
   void recordOp(int rank, const std::string& pg, long seq, const std::string& op,
                 const reports::Evidence& where);
 
+  // The job's size, where a line states it ("nranks 8", "world_size=8", "WORLD_SIZE: 8").
+  void parseWorldSize(std::string_view body);
+  // A rank that left at least one line in the logs.
+  void noteRankSeen(int rank);
+
   // Cross-rank conclusions, as events for the accumulator.
   std::vector<Event> conclude() const;
   const std::map<int, RankProgress>& ranks() const { return ranks_; }
 
  private:
   std::optional<Event> opMismatch() const;
+  std::vector<Event> absentRanks() const;
   RankProgress* slot(int rank);
 
   std::map<int, RankProgress> ranks_;
+  long world_size_ = -1;
+  std::vector<bool> seen_;  // by rank, below world size limits
   struct OpKey {
     std::string pg;
     long seq;
@@ -55,5 +63,6 @@ class ProgressTracker {
 // Specs of the findings this tracker derives (also listed in docs/diagnosis.md).
 const FindingSpec& rankBehindSpec();
 const FindingSpec& opMismatchSpec();
+const FindingSpec& rankAbsentSpec();
 
 }  // namespace ccscope::diagnostics

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 namespace ccscope::diagnostics {
 namespace {
@@ -132,6 +133,48 @@ void addSupportingEvidence(const std::vector<Candidate>& ranked, size_t top,
   }
 }
 
+void conclude(const reports::Finding& f, reports::Diagnosis& d) {
+  d.conclusive = true;
+  d.layer = f.layer;
+  d.culprit = f.culprit;
+  d.evidence = f.evidence;
+  d.next_step = f.next_step;
+  d.confidence = confidenceOf(f);
+  d.verdict = f.verdict + describeCulprit(f.culprit);
+}
+
+// With no error at all, context can still point somewhere (a bridge interface chosen for
+// traffic, P2P paths through a PCIe switch): the layer whose context findings weigh most, and
+// its heaviest finding. ranked.size() when nothing weighs anything.
+size_t contextHint(const std::vector<Candidate>& ranked) {
+  std::map<core::Layer, int> weight;
+  for (const auto& c : ranked) {
+    if (c.finding.score > 0 && c.finding.layer != core::Layer::kNone)
+      weight[c.finding.layer] += c.finding.score;
+  }
+  if (weight.empty()) return ranked.size();
+  const core::Layer best =
+      std::max_element(weight.begin(), weight.end(), [](const auto& a, const auto& b) {
+        return a.second < b.second;
+      })->first;
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    if (ranked[i].finding.layer == best && ranked[i].finding.score > 0) return i;
+  }
+  return ranked.size();
+}
+
+// The best-ranked finding that points at another layer (a context finding only if it weighs).
+void setRunnerUp(const std::vector<Candidate>& ranked, reports::Diagnosis& d) {
+  for (size_t i = 1; i < ranked.size(); ++i) {
+    const auto& f = ranked[i].finding;
+    if (f.layer == d.layer || f.layer == core::Layer::kNone) continue;
+    if (f.kind == reports::FindingKind::kContext && f.score <= 0) continue;
+    d.runner_up = f.layer;
+    d.runner_up_verdict = f.verdict;
+    return;
+  }
+}
+
 }  // namespace
 
 reports::Culprit culpritOf(const FindingAggregate& a, const FindingAccumulator& acc) {
@@ -170,20 +213,19 @@ reports::Diagnosis reason(const FindingAccumulator& acc, long files, long lines)
     if (top != 0)
       std::rotate(ranked.begin(), ranked.begin() + static_cast<long>(top),
                   ranked.begin() + static_cast<long>(top) + 1);
-    const auto& f = ranked[0].finding;
-    d.conclusive = true;
-    d.layer = f.layer;
-    d.culprit = f.culprit;
-    d.evidence = f.evidence;
-    d.next_step = f.next_step;
-    d.confidence = confidenceOf(f);
-    d.verdict = f.verdict + describeCulprit(f.culprit);
+    conclude(ranked[0].finding, d);
     if (!has_root) {
       d.verdict +=
           "; no lower-layer error (network, RDMA, GPU, NCCL) appears in the logs, so the "
           "ranks most likely fell out of step: one rank did not reach the collective";
     }
     addSupportingEvidence(ranked, 0, d);
+  } else if (const size_t hint = contextHint(ranked); hint < ranked.size()) {
+    std::rotate(ranked.begin(), ranked.begin() + static_cast<long>(hint),
+                ranked.begin() + static_cast<long>(hint) + 1);
+    conclude(ranked[0].finding, d);
+    d.confidence = "low";
+    d.verdict = "no error signature matched; the context points at this layer: " + d.verdict;
   } else {
     d.verdict = seenSummary(ranked, files, lines);
     d.next_step =
@@ -191,6 +233,7 @@ reports::Diagnosis reason(const FindingAccumulator& acc, long files, long lines)
         "for Flight Recorder dumps), plus dmesg from every host, and run again.";
     d.confidence = "none";
   }
+  if (d.conclusive) setRunnerUp(ranked, d);
   for (size_t i = 0; i < ranked.size() && i < kMaxListedFindings; ++i) {
     d.findings.push_back(std::move(ranked[i].finding));
   }

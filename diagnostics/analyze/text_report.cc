@@ -37,6 +37,9 @@ std::string renderText(const reports::Diagnosis& d, const std::vector<std::strin
     if (!d.culprit.links.empty()) out += fmt::format("Links:      {}\n", joined(d.culprit.links));
     out += "Evidence:\n";
     for (const auto& e : d.evidence) out += evidenceLine(e);
+    if (d.runner_up != core::Layer::kNone)
+      out +=
+          fmt::format("Runner-up:  [{}] {}\n", core::layerName(d.runner_up), d.runner_up_verdict);
   }
   out += fmt::format("Next step:  {}\n", d.next_step);
   if (d.findings.size() > (d.conclusive ? 1u : 0u)) {

@@ -43,8 +43,17 @@ INSTANTIATE_TEST_SUITE_P(
         PrefixCase{"[ 1234.567890] NVRM: Xid", "NVRM: Xid", -1, "", false},
         PrefixCase{"Mar  1 10:00:00 node4 kernel: NVRM: Xid", "NVRM: Xid", -1, "node4", false},
         PrefixCase{"I0301 10:00:00.123456  4242 train.cc:12] msg", "msg", -1, "", false},
-        PrefixCase{"[P2P (Peer-to-Peer) GPU Test]", "[P2P (Peer-to-Peer) GPU Test]", -1, "",
-                   false}));
+        PrefixCase{"[P2P (Peer-to-Peer) GPU Test]", "[P2P (Peer-to-Peer) GPU Test]", -1, "", false},
+        // UCX's header (padded pid) and nccl-tests' failure lines name the host.
+        PrefixCase{"[1618778295.702469] [node7:22469:0]  address.c:917 UCX  ERROR x",
+                   "[node7:22469:0]  address.c:917 UCX  ERROR x", -1, "node7", false},
+        PrefixCase{"[8d6b-f9:3039 :0:3095] Caught signal 7",
+                   "[8d6b-f9:3039 :0:3095] Caught signal 7", -1, "8d6b-f9", false},
+        PrefixCase{"gpu3: Test CUDA failure common.cu:941 'x'",
+                   "gpu3: Test CUDA failure common.cu:941 'x'", -1, "gpu3", false},
+        PrefixCase{".. gpu3 pid 411: Test failure common.cu:381",
+                   ".. gpu3 pid 411: Test failure common.cu:381", -1, "gpu3", false},
+        PrefixCase{"note: Test passed", "note: Test passed", -1, "", false}));
 
 TEST(LinePrefixTimeTest, LaterTimestampsCompareLater) {
   const auto a = parseLinePrefix("2024-03-01 10:00:00,5 x");

@@ -164,6 +164,82 @@ TEST(ScenarioTest, FlightRecorderDumpsRevealMismatchedCollectives) {
   EXPECT_NE(d.verdict.find("nccl:all_gather"), std::string::npos) << d.verdict;
 }
 
+// 8 ranks by NCCL's init lines; 7 time out in the same collective, rank 5 never logs a line.
+TEST(ScenarioTest, ARankAbsentFromTheLogsIsNamed) {
+  Files files;
+  for (int r = 0; r < 8; ++r) {
+    if (r == 5) continue;
+    files.push_back(
+        {fmt::format("rank_{}.log", r),
+         {ncclLine(r, fmt::format("NCCL INFO comm 0x5555 rank {} nranks 8 cudaDev {} - Init "
+                                  "COMPLETE",
+                                  r, r % kRanksPerHost)),
+          watchdogLine(r, 17, "2024-05-01 10:10:00")}});
+  }
+  const auto d = analyzeMemory(files);
+  EXPECT_EQ(d.layer, core::Layer::kApplication) << d.verdict;
+  EXPECT_EQ(d.culprit.ranks, std::vector<int>{5}) << d.verdict;
+  EXPECT_FALSE(d.evidence.empty());
+}
+
+// Every rank wrote something: nobody is absent, and the rank-absent finding stays away.
+TEST(ScenarioTest, NoRankIsAbsentWhenEveryRankLogged) {
+  Files files;
+  for (int r = 0; r < 4; ++r) {
+    files.push_back({fmt::format("rank_{}.log", r),
+                     {ncclLine(r, fmt::format("NCCL INFO comm 0x5555 rank {} nranks 4", r)),
+                      watchdogLine(r, 3, "2024-05-01 10:10:00")}});
+  }
+  const auto d = analyzeMemory(files);
+  for (const auto& f : d.findings) EXPECT_NE(f.id, "application.rank-absent") << f.verdict;
+}
+
+// Context alone (no error line) still points somewhere: that layer, with low confidence.
+TEST(ScenarioTest, ContextAloneGivesALayerWithLowConfidence) {
+  const auto d = analyzeMemory(
+      {{"p2p.txt",
+        {"Device=0 CANNOT Access Peer Device=1", "Device=1 CANNOT Access Peer Device=0"}}});
+  EXPECT_TRUE(d.conclusive);
+  EXPECT_EQ(d.layer, core::Layer::kGpu) << d.verdict;
+  EXPECT_EQ(d.confidence, "low");
+}
+
+// The runner-up is the best finding of another layer.
+TEST(ScenarioTest, TheRunnerUpComesFromAnotherLayer) {
+  const auto d =
+      analyzeMemory({{"rank_0.log",
+                      {ncclLine(0,
+                                "NCCL WARN socketStartConnect: Connect to 10.0.1.2<33815> failed : "
+                                "Connection refused"),
+                       "NVRM: Xid (PCI:0000:41:00): 79, pid=0, GPU has fallen off the bus."}}});
+  EXPECT_EQ(d.layer, core::Layer::kGpu) << d.verdict;
+  EXPECT_EQ(d.runner_up, core::Layer::kHostNetwork) << d.runner_up_verdict;
+}
+
+// Two hosts load different NCCL builds: a library root cause, whatever else fails later.
+TEST(ScenarioTest, DifferentNcclVersionsAcrossRanksAreALibraryFault) {
+  Files files;
+  for (int r = 0; r < 16; r += 8) {
+    files.push_back({fmt::format("rank_{}.log", r),
+                     {ncclLine(r, r == 0 ? "NCCL INFO NCCL version 2.14.3+cuda11.7"
+                                         : "NCCL INFO NCCL version 2.19.3+cuda12.2"),
+                      watchdogLine(r, 4, "2024-05-01 10:10:00")}});
+  }
+  const auto d = analyzeMemory(files);
+  EXPECT_EQ(d.layer, core::Layer::kLibrary) << d.verdict;
+  EXPECT_NE(d.verdict.find("2.14.3"), std::string::npos) << d.verdict;
+  EXPECT_NE(d.verdict.find("2.19.3"), std::string::npos) << d.verdict;
+}
+
+// One version, printed with and without its CUDA suffix, is one version.
+TEST(ScenarioTest, OneNcclVersionInSeveralFormsIsNoMismatch) {
+  const auto d = analyzeMemory({{"rank_0.log",
+                                 {ncclLine(0, "NCCL INFO NCCL version 2.21.5+cuda12.4"),
+                                  "RuntimeError: NCCL error: unhandled system error, NCCL version "
+                                  "2.21.5"}}});
+  for (const auto& f : d.findings) EXPECT_NE(f.id, "library.nccl-version-mismatch") << f.verdict;
+}
+
 TEST(ScenarioTest, NothingConclusiveSaysWhatItSaw) {
   const auto d = analyzeMemory({{"rank_0.log", initLines(0)}});
   EXPECT_FALSE(d.conclusive);
