@@ -2,6 +2,7 @@
 # Static checks of the tree, run by scripts/test.sh after the build:
 #   1. clang-format --dry-run -Werror over every tracked C++ file (.clang-format);
 #   2. scripts/check_shape.py: files at most 400 lines, Python and shell functions at most 60;
+#      scripts/rules_table.py --check: docs/rules.md lists the rules as shipped;
 #   3. clang-tidy over every translation unit of the build: readability-function-size (C++
 #      functions at most 60 lines, as clang's AST spans them) on every unit, and the rest of
 #      .clang-tidy's checks on the units changed since a base commit (all of them take over
@@ -32,6 +33,9 @@ git ls-files '*.cc' '*.h' '*.cu' '*.cuh' | xargs -r clang-format --dry-run -Werr
 
 echo "check-code: shape"
 python3 scripts/check_shape.py "$root" || status=1
+
+echo "check-code: docs/rules.md"
+python3 scripts/rules_table.py --check || status=1
 
 # Our translation units (not generated ones under the build directory), and those to check fully.
 units=$(python3 -c 'import json, sys
