@@ -132,8 +132,13 @@ class BenchRank {
     recording_ = !fr || std::string(fr) != "0";
     fctx_ =
         FailureContext{info.rank, hostName(), nullptr, &recorder_, nullptr, o.json_path, {}, ""};
-    if (auto hp = launch::parseHostPort(info.store); !info.store.empty() && hp)
+    if (auto hp = launch::parseHostPort(info.store); !info.store.empty() && hp) {
       fctx_.store_host = hp->host;
+      // Until the ranks' labels are gathered, this rank names itself by hostname and the
+      // address it reaches the store from: it cannot know whether its hostname is unique.
+      const std::string addr = launch::sourceAddressToward(hp->host, hp->port);
+      if (!addr.empty()) fctx_.host = fmt::format("{} ({})", fctx_.host, addr);
+    }
     fctx_.local_rank = info.local_rank;
     fctx_.local_size = info.local_size;
   }

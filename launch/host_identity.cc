@@ -50,19 +50,24 @@ std::vector<std::string> hostLabels(const std::vector<HostIdentity>& ids) {
     if (std::find(keys.begin(), keys.end(), id.key) == keys.end()) keys.push_back(id.key);
     if (!id.key.empty() && addr_of_key[id.key].empty()) addr_of_key[id.key] = id.addr;
   }
+  // One label per (name, key); an address shared by two keys (NAT, two containers with one
+  // private address) falls back to the key's index, so labels stay distinct.
+  std::map<std::string, std::string> label_of;  // name + '\n' + key -> label
+  for (const auto& [name, keys] : keys_of_name) {
+    std::map<std::string, int> uses;
+    for (const auto& k : keys) ++uses[addr_of_key[k]];
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const std::string& addr = addr_of_key[keys[i]];
+      std::string label = name;
+      if (keys.size() > 1 && !keys[i].empty())
+        label = addr.empty() || uses[addr] > 1 ? fmt::format("{} #{}", name, i)
+                                               : fmt::format("{} ({})", name, addr);
+      label_of[name + '\n' + keys[i]] = label;
+    }
+  }
   std::vector<std::string> labels;
   labels.reserve(ids.size());
-  for (const auto& id : ids) {
-    const auto& keys = keys_of_name[id.name];
-    if (keys.size() <= 1 || id.key.empty()) {
-      labels.push_back(id.name);
-      continue;
-    }
-    const std::string& addr = addr_of_key[id.key];
-    const auto index = std::find(keys.begin(), keys.end(), id.key) - keys.begin();
-    labels.push_back(addr.empty() ? fmt::format("{} #{}", id.name, index)
-                                  : fmt::format("{} ({})", id.name, addr));
-  }
+  for (const auto& id : ids) labels.push_back(label_of[id.name + '\n' + id.key]);
   return labels;
 }
 

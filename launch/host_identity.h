@@ -20,7 +20,8 @@ const HostIdentity& localHostIdentity();
 
 // One label per entry, equal exactly for entries with the same host: the hostname, or, where
 // one hostname covers several keys, "hostname (addr)" (the first address seen for that key;
-// "hostname #N" when none is known). Entries with an empty key are told apart by name only.
+// "hostname #N" when none is known or another key shares it). Entries with an empty key are
+// told apart by name only.
 std::vector<std::string> hostLabels(const std::vector<HostIdentity>& ids);
 
 // "name\tkey\taddr", the form gathered through the store, and back (a plain hostname parses

@@ -25,7 +25,10 @@ const char* rankStateName(RankState s) {
 void labelHosts(std::vector<RankHealth>& table) {
   std::vector<HostIdentity> ids;
   ids.reserve(table.size());
-  for (const auto& h : table) ids.push_back({h.host, h.host_key, h.addr});
+  // The address the rank itself reports, as bench and diagnose label with; under NAT the store
+  // sees another one.
+  for (const auto& h : table)
+    ids.push_back({h.host, h.host_key, h.host_addr.empty() ? h.addr : h.host_addr});
   const std::vector<std::string> labels = hostLabels(ids);
   for (size_t i = 0; i < table.size(); ++i) table[i].host = labels[i];
 }

@@ -22,9 +22,10 @@ struct RankHealth {
   int64_t ms_since_change = 0;  // since it went gone / aborted / done
   std::string host;             // a label that tells hosts apart (launch/host_identity.h)
   std::string host_key;         // boot id and network namespace
-  std::string addr;             // IP the store sees the rank's control connection come from
-  std::string note;             // abort reason
-  std::string progress;         // the rank's last progress snapshot (flight recorder, JSON)
+  std::string host_addr;  // the address the rank says it reaches the store from (labels use it)
+  std::string addr;       // IP the store sees the rank's control connection come from
+  std::string note;       // abort reason
+  std::string progress;   // the rank's last progress snapshot (flight recorder, JSON)
 };
 
 // Replaces each entry's hostname by a label that tells hosts apart (hostLabels): two ranks with

@@ -119,6 +119,18 @@ std::string localAddressOf(int fd) {
   return buf;
 }
 
+std::string sourceAddressToward(const std::string& host, int port) {
+  auto res = resolve(host, port, false);
+  if (!res) return "";
+  std::string out;
+  // A UDP connect sends nothing: it only asks the kernel which source address the route uses.
+  Fd s(socket((*res)->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (s.valid() && connect(s.get(), (*res)->ai_addr, (*res)->ai_addrlen) == 0)
+    out = localAddressOf(s.get());
+  freeaddrinfo(*res);
+  return out;
+}
+
 std::string peerAddressOf(int fd) {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;

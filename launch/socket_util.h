@@ -46,7 +46,9 @@ core::Result<HostPort> parseHostPort(const std::string& s);
 core::Result<Fd> listenTcp(const std::string& host, int port, int backlog = 512);
 int boundPort(int fd);
 std::string localAddressOf(int fd);  // getsockname() as text
-std::string peerAddressOf(int fd);   // getpeername() as text
+// The address this host would send from toward host:port (empty when unknown); sends nothing.
+std::string sourceAddressToward(const std::string& host, int port);
+std::string peerAddressOf(int fd);  // getpeername() as text
 // Whether a host answers TCP at all: a connection accepted or refused (RST) means reachable;
 // silence until the deadline means the path is down or filtered.
 bool tcpReachable(const std::string& host, int port, core::Deadline deadline);

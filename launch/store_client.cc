@@ -24,7 +24,8 @@ Status StoreClient::hello(Fd& fd, uint32_t role, Deadline deadline) {
       .u32(static_cast<uint32_t>(getpid()))
       .str(localHostIdentity().name)
       .u32(role)
-      .str(localHostIdentity().key);
+      .str(localHostIdentity().key)
+      .str(localAddressOf(fd.get()));
   CCSCOPE_RETURN_IF_ERROR(sendFrame(fd.get(), w.frame(), deadline));
   auto f = recvFrame(fd.get(), deadline);
   if (!f) return f.takeStatus().prepend("rendezvous hello");
@@ -192,6 +193,7 @@ core::Result<std::vector<RankHealth>> StoreClient::health(Deadline deadline) {
       r.str(&h.progress);
       r.str(&h.addr);
       r.str(&h.host_key);
+      r.str(&h.host_addr);
       h.rank = static_cast<int>(rank);
       h.state = static_cast<RankState>(state);
     }

@@ -90,10 +90,10 @@ void StoreServer::State::setKey(const std::string& key, std::string value) {
 }
 
 void StoreServer::State::handleHello(Conn& c, Reader& r) {
-  std::string tok, host, host_key;
+  std::string tok, host, host_key, host_addr;
   uint32_t rank = 0, size = 0, pid = 0, role = 0;
   bool parsed = r.str(&tok) && r.u32(&rank) && r.u32(&size) && r.u32(&pid) && r.str(&host) &&
-                r.u32(&role) && r.str(&host_key);
+                r.u32(&role) && r.str(&host_key) && r.str(&host_addr);
   std::string why;
   if (!parsed)
     why = "malformed hello";
@@ -120,6 +120,7 @@ void StoreServer::State::handleHello(Conn& c, Reader& r) {
     rec.h.state = RankState::kAlive;
     rec.h.host = host;
     rec.h.host_key = host_key;
+    rec.h.host_addr = host_addr;
     rec.h.addr = peerAddressOf(c.fd.get());
     rec.last_heartbeat_ns = rec.changed_ns = core::nowNs();
   }
@@ -242,7 +243,8 @@ void StoreServer::State::handleHealth(Conn& c, Reader& r) {
         .str(h.note)
         .str(h.progress)
         .str(h.addr)
-        .str(h.host_key);
+        .str(h.host_key)
+        .str(h.host_addr);
   reply(c, w);
 }
 

@@ -14,11 +14,11 @@
 namespace ccscope::launch {
 
 inline constexpr uint32_t kStoreMagic = 0x43435354;  // "CCST"
-inline constexpr uint16_t kStoreVersion = 1;
+inline constexpr uint16_t kStoreVersion = 2;
 inline constexpr uint32_t kMaxFrame = 64u << 20;
 
 enum class MsgType : uint16_t {
-  kHello = 1,    // token, rank, size, pid, host, role(0 = kv, 1 = control)
+  kHello = 1,    // token, rank, size, pid, host, role(0 = kv, 1 = control), host key, address
   kHelloOk,      //
   kReject,       // reason
   kSet,          // id, key, value
@@ -28,7 +28,8 @@ enum class MsgType : uint16_t {
   kHeartbeat,    // progress note (free text, for humans)
   kAbort,        // reason: this rank is giving up
   kHealth,       // id                 -> kHealthReply
-  kHealthReply,  // id, count, {rank, state, ms since heartbeat, note}*
+  kHealthReply,  // id, count, {rank, state, ms since heartbeat, ms since change, host, note,
+                 //   progress, address seen, host key, address sent}*
   kBye,          // clean shutdown
 };
 

@@ -18,6 +18,13 @@ using reports::Diagnosis;
 namespace {
 
 std::string hostOf(const RankHealth& h) { return h.host.empty() ? h.addr : h.host; }
+// "h3 (10.213.0.4)"; a label that already carries the address ("node (10.213.0.4)") stays as is.
+std::string hostWithAddr(const RankHealth& h) {
+  const std::string host = hostOf(h);
+  return h.addr.empty() || host.find(h.addr) != std::string::npos
+             ? host
+             : fmt::format("{} ({})", host, h.addr);
+}
 
 Diagnosis make(Layer layer, std::string verdict, std::string next) {
   Diagnosis d;
@@ -62,13 +69,12 @@ std::optional<Diagnosis> deadOrFrozen(const HangInputs& in) {
   // Silence can be the process (stopped, killed) or the path to its host: ask the host.
   if (first.state == RankState::kFrozen && in.reachable && !first.addr.empty() &&
       !in.reachable(first.addr)) {
-    Diagnosis d =
-        make(Layer::kHostNetwork,
-             fmt::format("host {} ({}) stopped answering on the network: rank {} went silent "
-                         "and its host does not answer TCP",
-                         hostOf(first), first.addr, first.rank),
-             "Check that host's link (ip link, cable, switch port), routes and firewall; "
-             "ping it from the other hosts.");
+    Diagnosis d = make(Layer::kHostNetwork,
+                       fmt::format("host {} stopped answering on the network: rank {} went silent "
+                                   "and its host does not answer TCP",
+                                   hostWithAddr(first), first.rank),
+                       "Check that host's link (ip link, cable, switch port), routes and firewall; "
+                       "ping it from the other hosts.");
     for (const RankHealth* h : bad)
       if (h->addr == first.addr) blame(d, *h);
     d.culprit.links.push_back(fmt::format("{} <-> rest of the job", hostOf(first)));

@@ -26,6 +26,14 @@ TEST(HostIdentityTest, WithoutAddressesHostsAreNumbered) {
   EXPECT_EQ(labels, (std::vector<std::string>{"node #0", "node #1"}));
 }
 
+TEST(HostIdentityTest, OneAddressOnTwoMachinesStillGivesTwoLabels) {
+  const auto labels = hostLabels({{"node", "boot1/net:1", "172.17.0.2"},
+                                  {"node", "boot2/net:1", "172.17.0.2"},
+                                  {"node", "boot1/net:1", "172.17.0.2"}});
+  EXPECT_NE(labels[0], labels[1]);
+  EXPECT_EQ(labels[0], labels[2]);
+}
+
 TEST(HostIdentityTest, EncodingRoundTripsAndAPlainNameParses) {
   const HostIdentity id{"node", "boot/net:7", "10.1.2.3"};
   const HostIdentity back = decodeHostIdentity(encodeHostIdentity(id));

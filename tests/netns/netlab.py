@@ -6,7 +6,9 @@ started inside them, and the case runner that always tears it all down.
 Layout (tag = ccsnt<pid>, unique per run; names inside a namespace are private to it):
   namespace <tag>sw : bridge br0, veth ends h0..h3 (the "switch ports")
   namespace <tag>h<i>: veth end eth0 = 10.213.0.<i+1>/24, lo; hostname <tag>h<i>
-                       (each rank runs under `unshare --uts` and sets its own hostname)
+                       (each rank runs under `unshare --uts` and sets its own hostname), or,
+                       with CCSCOPE_NETNS_HOSTNAME=NAME, NAME on every host (as containers do):
+                       ccscope must then tell the hosts apart by more than their name
 Only 10.213.0.1-4 and loopback are ever targets, and only inside these namespaces.
 
 Cleanup (always, also on failure, SIGTERM/SIGINT and the internal deadline): every process group
@@ -38,6 +40,7 @@ TIMEOUT_S = 4                # --timeout of every faulted run
 SLACK_S = 10                 # a fault must be diagnosed within timeout + 10 s
 NHOSTS = 4
 TAG_PREFIX = "ccsnt"
+SAME_HOSTNAME = os.environ.get("CCSCOPE_NETNS_HOSTNAME", "")
 
 
 def sh(argv, check_rc=True, timeout=30):
@@ -80,6 +83,12 @@ class Net:
         self.sw = f"{self.tag}sw"
         self.hosts = [f"{self.tag}h{i}" for i in range(NHOSTS)]  # namespace name == hostname
         self.ips = [f"{SUBNET}.{i + 1}" for i in range(NHOSTS)]
+        # What a diagnosis may call host i: its hostname or its address; with one hostname for
+        # every host, only a name that carries the address tells them apart.
+        if SAME_HOSTNAME:
+            self.names = [(f"{SAME_HOSTNAME} ({ip})", ip) for ip in self.ips]
+        else:
+            self.names = list(zip(self.hosts, self.ips))
         self.workdir = workdir
         self.procs = []          # Proc
         self.undo = []           # argv run in reverse order at cleanup
@@ -137,7 +146,7 @@ class Net:
         err = open(os.path.join(self.workdir, f"{label}.err"), "wb")
         # ip netns exec, unshare and sh all exec: the pid is the rank's own pid.
         full = ["ip", "netns", "exec", ns, "unshare", "--uts", "--", "/bin/sh", "-c",
-                'hostname "$0" && exec "$@"', ns, *argv]
+                'hostname "$0" && exec "$@"', SAME_HOSTNAME or ns, *argv]
         p = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env,
                              cwd=self.workdir, preexec_fn=_child_setup)
         out.close()

@@ -144,7 +144,7 @@ class Expect:
                    link_hosts=[a, b])
 
     def _names(self, h):
-        return (self.net.hosts[h], self.net.ips[h])
+        return self.net.names[h]
 
     def _host_names(self, hosts):
         return [self.net.hosts[h] for h in hosts]
@@ -156,8 +156,10 @@ class Expect:
         return s
 
     def _host_index(self, name):
+        """Host h when `name` is one of its names, or a label that carries its address."""
         for h in range(NHOSTS):
-            if name in self._names(h):
+            ip = self.net.ips[h]
+            if name in self._names(h) or re.search(rf"(?<![\w.]){re.escape(ip)}(?![\w.])", name):
                 return h
         return name
 

@@ -99,7 +99,8 @@ def case_diagnose_hop(net, binary, world, a, b):
     problems = run_diagnose(net, binary, world, expect, what, want_rc=1, rank0_text=text)
     hop = probe_line(text[0] if text else "", "ring hops over tcp") or ""
     log(f"{what}: {hop}")
-    if not (hop.startswith("FAIL host-network") and net.hosts[a] in hop and net.hosts[b] in hop):
+    if not (hop.startswith("FAIL host-network") and net.names[a][0] in hop
+            and net.names[b][0] in hop):
         problems.append(f"{what}: the ring-hop line does not fail naming both hosts: {hop!r}")
     report(what, expect, [], problems, net)
 
