@@ -184,8 +184,9 @@ std::string_view ucxHeaderHost(std::string_view body) {
   }
   if (body.size() < 4 || body[0] != '[') return {};
   size_t i = 1;
-  while (i < body.size() && i < 129 && isHostChar(body[i])) ++i;
-  if (i == 1 || i >= body.size() || body[i] != ':') return {};
+  bool digits_only = true;  // "[10:00:05]" is a time, not a host
+  while (i < body.size() && i < 129 && isHostChar(body[i])) digits_only &= isDigit(body[i++]);
+  if (i == 1 || digits_only || i >= body.size() || body[i] != ':') return {};
   long v;
   const size_t n = readNumber(body, i + 1, 10, v);
   size_t j = i + 1 + n;
@@ -197,12 +198,16 @@ std::string_view ucxHeaderHost(std::string_view body) {
 // nccl-tests' failure lines: "host: Test CUDA failure ..." and " .. host pid 411: Test failure".
 std::string_view ncclTestsHost(std::string_view body) {
   if (body.substr(0, 3) == ".. ") {
-    const size_t end = body.find(" pid ", 3);
-    if (end == std::string_view::npos || end > 131) return {};
-    return body.substr(3, end - 3);
+    size_t i = 3;
+    while (i < body.size() && i < 131 && isHostChar(body[i])) ++i;
+    long pid;
+    if (i == 3 || body.substr(i, 5) != " pid ") return {};
+    const size_t n = readNumber(body, i + 5, 10, pid);
+    return n > 0 && body.substr(i + 5 + n, 7) == ": Test " ? body.substr(3, i - 3)
+                                                           : std::string_view{};
   }
   const size_t colon = body.substr(0, 140).find(": Test ");
-  if (colon == 0 || colon == std::string_view::npos || colon > 128) return {};
+  if (colon == 0 || colon == std::string_view::npos) return {};
   for (size_t k = 0; k < colon; ++k)
     if (!isHostChar(body[k])) return {};
   const std::string_view rest = body.substr(colon + 7);

@@ -233,8 +233,9 @@ std::vector<Event> ProgressTracker::absentRanks() const {
   Event e;
   e.spec = &rankAbsentSpec();
   e.verdict = fmt::format(
-      "rank(s) {} of {} left no line in the logs while {} rank(s) timed out waiting: the "
-      "silent rank(s) stopped, hung or crashed first (or their logs were not collected)",
+      "rank(s) {} of {} left no line in the logs while {} rank(s) reported waiting in a "
+      "collective: the silent rank(s) stopped, hung or crashed first (or their logs were not "
+      "collected)",
       listRanks(absent), world_size_, timed_out);
   if (waiting) e.evidence.push_back(*waiting);
   std::vector<Event> out;

@@ -145,7 +145,8 @@ void conclude(const reports::Finding& f, reports::Diagnosis& d) {
 
 // With no error at all, context can still point somewhere (a bridge interface chosen for
 // traffic, P2P paths through a PCIe switch): the layer whose context findings weigh most, and
-// its heaviest finding. ranked.size() when nothing weighs anything.
+// its heaviest finding. ranked.size() when no layer's context weighs kMinContextWeight: a few
+// light hints (an interface variable echoed, a plugin not loaded) are what healthy runs print.
 size_t contextHint(const std::vector<Candidate>& ranked) {
   std::map<core::Layer, int> weight;
   for (const auto& c : ranked) {
@@ -153,10 +154,11 @@ size_t contextHint(const std::vector<Candidate>& ranked) {
       weight[c.finding.layer] += c.finding.score;
   }
   if (weight.empty()) return ranked.size();
-  const core::Layer best =
-      std::max_element(weight.begin(), weight.end(), [](const auto& a, const auto& b) {
-        return a.second < b.second;
-      })->first;
+  const auto heaviest =
+      std::max_element(weight.begin(), weight.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (heaviest->second < kMinContextWeight) return ranked.size();
+  const core::Layer best = heaviest->first;
   for (size_t i = 0; i < ranked.size(); ++i) {
     if (ranked[i].finding.layer == best && ranked[i].finding.score > 0) return i;
   }

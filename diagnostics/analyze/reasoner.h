@@ -15,6 +15,7 @@ namespace ccscope::diagnostics {
 inline constexpr int kMinRootScore = 10;   // weaker "root" findings are only listed
 inline constexpr int kEarlierWindow = 15;  // score gap within which earliest wins
 inline constexpr size_t kMaxListedFindings = 40;
+inline constexpr int kMinContextWeight = 5;  // context alone names a layer from this weight on
 
 reports::Diagnosis reason(const FindingAccumulator& acc, long files, long lines);
 

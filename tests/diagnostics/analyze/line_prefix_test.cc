@@ -53,7 +53,9 @@ INSTANTIATE_TEST_SUITE_P(
                    "gpu3: Test CUDA failure common.cu:941 'x'", -1, "gpu3", false},
         PrefixCase{".. gpu3 pid 411: Test failure common.cu:381",
                    ".. gpu3 pid 411: Test failure common.cu:381", -1, "gpu3", false},
-        PrefixCase{"note: Test passed", "note: Test passed", -1, "", false}));
+        PrefixCase{"note: Test passed", "note: Test passed", -1, "", false},
+        PrefixCase{"[10:00:05] loss 0.3", "[10:00:05] loss 0.3", -1, "", false},
+        PrefixCase{".. some text pid 3", ".. some text pid 3", -1, "", false}));
 
 TEST(LinePrefixTimeTest, LaterTimestampsCompareLater) {
   const auto a = parseLinePrefix("2024-03-01 10:00:00,5 x");
