@@ -6,6 +6,7 @@
 // the goal of 95% in docs/diagnosis.md); every evidence line must exist in the input at the line
 // cited. Without ../shared only the repository's cases run on a developer's machine; under
 // CI=true the test fails, so that CI never passes without having run them all.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -115,16 +116,16 @@ TEST(RealLogsTest, LayerCulpritAndEvidenceMatchTheLabels) {
       ++t.right;
       ++layers.right;
     } else {
-      misses += "  " + log.filename().string() + ": " + want + " labelled, " + got + ": " +
-                d.verdict.substr(0, 160) + "\n";
+      misses += fmt::format("  {}: {} labelled, {}: {}\n", log.filename().string(), want, got,
+                            d.verdict.substr(0, 160));
     }
     if (hasCulprit(label)) {
       ++culprits.total;
       if (namesCulprit(d, label["culprit"])) {
         ++culprits.right;
       } else {
-        misses += "  " + log.filename().string() + ": culprit " + label["culprit"].dump() +
-                  " not named\n";
+        misses += fmt::format("  {}: culprit {} not named\n", log.filename().string(),
+                              label["culprit"].dump());
       }
     }
     if (d.layer != core::Layer::kNone) {
