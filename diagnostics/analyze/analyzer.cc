@@ -15,6 +15,7 @@ namespace {
 constexpr size_t kMaxNotes = 100;
 constexpr size_t kMaxCaptureBytes = 80;
 constexpr size_t kMaxEvidenceBytes = 512;
+constexpr size_t kMaxUnfinishedPhases = 256;
 
 // Keywords that wake the structured parsers; indices are the Trigger values below.
 enum Trigger {
@@ -29,12 +30,16 @@ enum Trigger {
   kNranks,
   kWorldSize,
   kWorldSizeSpaced,
-  kNcclVersion
+  kNcclVersion,
+  kFirstCrash,  // the rest report a fatal signal
 };
 const std::vector<std::string>& triggerKeywords() {
   static const std::vector<std::string> k = {
-      "SeqNum=",   "NCCL work:",  "CA '",    "state:",     "hca_id:",     "port",
-      "Bandwidth", "Access Peer", "nranks ", "world_size", "world size ", "NCCL version "};
+      "SeqNum=",       "NCCL work:",    "CA '",          "state:",          "hca_id:",
+      "port",          "Bandwidth",     "Access Peer",   "nranks ",         "world_size",
+      "world size ",   "NCCL version ", "Caught signal", "received signal", "Segmentation fault",
+      "SIGSEGV",       "SIGBUS",        "Bus error",     "SIGABRT",         "SIGILL",
+      "==== backtrace"};
   return k;
 }
 
@@ -91,12 +96,18 @@ void Analyzer::endFile() {
   if (!file_) return;
   std::vector<Event> derived;
   file_->p2p.finish(derived);
+  file_->crash.finish(derived);
   Event base;
   base.file_index = file_->index;
   base.rank = file_->default_rank;
   base.host = file_->host;
   base.order = static_cast<uint64_t>(file_->index) << 40;
   for (auto& e : derived) addEvent(std::move(e), base);
+  for (auto& [phase, open] : file_->open_phases) {
+    if (unfinished_.size() < kMaxUnfinishedPhases) {
+      unfinished_.emplace_back(file_->index, std::move(open));
+    }
+  }
   if (file_->json_candidate && !file_->json_text.empty()) {
     parseFlightRecorderDump(file_->json_text, file_->default_rank, file_->name, progress_);
   }
@@ -127,7 +138,11 @@ void Analyzer::addEvent(Event e, const Event& base) {
     if (ev.file.empty()) ev.file = file_ ? file_->name : std::string();
     ev.text = reports::sanitizeText(ev.text, kMaxEvidenceBytes);
   }
-  acc_.add(e, file_ ? file_->name : std::string());
+  // Events concluded after the last file (phases, cross-rank) belong to their evidence's file.
+  const std::string& file_name = file_                ? file_->name
+                                 : e.evidence.empty() ? std::string()
+                                                      : e.evidence.front().file;
+  acc_.add(e, file_name);
 }
 
 void Analyzer::addRuleMatch(const RuleMatch& m, const Event& base) {
@@ -137,9 +152,40 @@ void Analyzer::addRuleMatch(const RuleMatch& m, const Event& base) {
   e.verdict = expandTemplate(rule.spec.verdict, m);
   if (rule.peer_group) e.peer = reports::sanitizeText(m.groups[rule.peer_group], kMaxCaptureBytes);
   if (rule.rank_group) e.rank = toRank(m.groups[rule.rank_group]);
-  if (rule.host_group) e.host = reports::sanitizeText(m.groups[rule.host_group], kMaxCaptureBytes);
+  if (rule.host_group) {
+    e.host = reports::sanitizeText(m.groups[rule.host_group], kMaxCaptureBytes);
+    noteHost(e.host);
+  }
   e.evidence = base.evidence;
+  for (const auto& phase : rule.closes) {
+    file_->open_phases.erase(phase);
+    auto& files = closed_in_[phase];
+    if (files.size() < 2) files.insert(file_->index);
+  }
+  if (!rule.opens.empty()) {
+    file_->open_phases.insert_or_assign(rule.opens, OpenPhase{&rule, std::move(e), base});
+    return;
+  }
   addEvent(std::move(e), base);
+}
+
+void Analyzer::noteHost(const std::string& host) {
+  if (!host.empty() && hosts_.size() < 2) hosts_.insert(host);
+}
+
+// A phase open where its file ended is where that process stopped, unless another file closed
+// it; a one-host phase counts only when the logs name at most one host.
+void Analyzer::concludePhases() {
+  for (auto& [file_index, open] : unfinished_) {
+    auto closed = closed_in_.find(open.rule->opens);
+    if (closed != closed_in_.end() &&
+        (closed->second.size() > 1 || !closed->second.count(file_index))) {
+      continue;
+    }
+    if (open.rule->one_host && hosts_.size() > 1) continue;
+    addEvent(std::move(open.event), open.base);
+  }
+  unfinished_.clear();
 }
 
 void Analyzer::dispatchTriggers(const std::vector<int>& triggers, std::string_view body,
@@ -148,7 +194,9 @@ void Analyzer::dispatchTriggers(const std::vector<int>& triggers, std::string_vi
   bool p2p_fed = false;
   bool ib_fed = false;
   for (int t : triggers) {
-    if (t == kNranks || t == kWorldSize || t == kWorldSizeSpaced) {
+    if (t >= kFirstCrash) {
+      file_->crash.start(body, line_number);
+    } else if (t == kNranks || t == kWorldSize || t == kWorldSizeSpaced) {
       progress_.parseWorldSize(body);
     } else if (t == kNcclVersion) {
       versions_.parseLine(
@@ -165,6 +213,7 @@ void Analyzer::dispatchTriggers(const std::vector<int>& triggers, std::string_vi
     }
   }
   if (!p2p_fed && file_->p2p.active()) file_->p2p.feed(body, line_number, derived);
+  if (file_->crash.active()) file_->crash.feed(body, line_number, derived);
 }
 
 void Analyzer::feedLine(std::string_view raw, long line_number) {
@@ -193,6 +242,7 @@ void Analyzer::feedLine(std::string_view raw, long line_number) {
   std::string host(ctx.host.substr(0, kMaxCaptureBytes));
   if (!host.empty()) {
     file_->host = host;
+    noteHost(host);
     acc_.learnHost(rank, host);
   } else if (ctx.rank >= 0) {
     host = acc_.hostOf(rank);
@@ -202,7 +252,9 @@ void Analyzer::feedLine(std::string_view raw, long line_number) {
   matches_.clear();
   triggers_.clear();
   matcher_.scan(ctx.body, matches_, triggers_);
-  if (matches_.empty() && triggers_.empty() && !file_->p2p.active()) return;
+  if (matches_.empty() && triggers_.empty() && !file_->p2p.active() && !file_->crash.active()) {
+    return;
+  }
   Event base;
   base.rank = rank;
   base.host = host;
@@ -239,6 +291,7 @@ core::Status Analyzer::analyzeFile(const std::string& path) {
 
 reports::Diagnosis Analyzer::finish() {
   if (file_) endFile();
+  concludePhases();
   Event base;
   for (auto& e : progress_.conclude()) addEvent(std::move(e), base);
   for (auto& e : versions_.conclude()) addEvent(std::move(e), base);

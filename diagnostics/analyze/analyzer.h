@@ -6,12 +6,14 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/status.h"
 #include "diagnostics/analyze/block_parsers.h"
+#include "diagnostics/analyze/crash_site.h"
 #include "diagnostics/analyze/finding_accumulator.h"
 #include "diagnostics/analyze/progress_tracker.h"
 #include "diagnostics/analyze/rule_matcher.h"
@@ -40,6 +42,11 @@ class Analyzer {
   const std::vector<std::string>& notes() const { return notes_; }
 
  private:
+  struct OpenPhase {
+    const Rule* rule;
+    Event event;
+    Event base;
+  };
   struct FileState {
     std::string name;
     int index = -1;
@@ -48,12 +55,16 @@ class Analyzer {
     std::string host;
     IbPortParser ib;
     P2pMatrixParser p2p;
+    CrashSite crash;
     bool json_candidate = false;
     std::string json_text;
+    std::map<std::string, OpenPhase> open_phases;  // phase -> the latest line that opened it
   };
   void dispatchTriggers(const std::vector<int>& triggers, std::string_view body, long line_number,
                         int rank, const std::string& host, std::vector<Event>& derived);
   void addRuleMatch(const RuleMatch& m, const Event& base);
+  void noteHost(const std::string& host);
+  void concludePhases();
   void addEvent(Event e, const Event& base);
   const FindingSpec* specForLayer(const Rule& rule, std::string_view layer_name);
   void note(std::string text);
@@ -63,6 +74,12 @@ class Analyzer {
   ProgressTracker progress_;
   VersionTracker versions_;
   std::unique_ptr<FileState> file_;
+  // Phases still open where a file ended, and the files that closed each phase: a close in
+  // another file (whose order against this one is unknown) settles it too, as when only rank 0
+  // prints that every process registered.
+  std::vector<std::pair<int, OpenPhase>> unfinished_;
+  std::map<std::string, std::set<int>> closed_in_;
+  std::set<std::string> hosts_;  // the first two hosts any line names
   std::map<std::string, std::unique_ptr<FindingSpec>> layered_specs_;
   std::vector<std::string> notes_;
   std::vector<RuleMatch> matches_;

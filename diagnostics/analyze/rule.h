@@ -33,7 +33,13 @@ struct Rule {
   int peer_group = 0;  // 0: none
   int rank_group = 0;
   int host_group = 0;
-  int layer_group = 0;                   // group holding a layer name (ccscope's own status lines)
+  int layer_group = 0;  // group holding a layer name (ccscope's own status lines)
+  // Phases: a rule that `opens` a phase counts only if its file ends before a rule that
+  // `closes` it (the log stops inside a rendezvous, before the first result row, ...);
+  // with `one_host` only if the file names at most one host.
+  std::string opens;
+  std::vector<std::string> closes;
+  bool one_host = false;
   std::vector<std::string> examples;     // lines the rule must match
   std::vector<std::string> near_misses;  // lines it must not match
   std::string source;                    // file the rule came from

@@ -66,6 +66,12 @@ core::Result<Rule> ruleFromTable(const toml::table& t, const std::string& source
       return ruleError(source, r.spec.id, "capture group number out of range");
     }
   }
+  r.opens = t["opens"].value_or(std::string());
+  r.closes = stringsOf(t, "closes");
+  r.one_host = t["one_host"].value_or(false);
+  if (r.one_host && r.opens.empty()) {
+    return ruleError(source, r.spec.id, "one_host applies only to a rule that opens a phase");
+  }
   r.examples = stringsOf(t, "example");
   r.near_misses = stringsOf(t, "near_miss");
   return r;

@@ -24,8 +24,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr double kMinLayerAccuracy = 0.88;
+constexpr double kMinLayerAccuracy = 0.95;
 constexpr double kMinCulpritAccuracy = 0.90;
+constexpr double kMinHeldOutLayerAccuracy = 0.75;
 
 std::vector<std::string> readLines(const fs::path& p) {
   std::ifstream in(p);
@@ -85,15 +86,9 @@ struct Tally {
   int right = 0, total = 0;
 };
 
-TEST(RealLogsTest, LayerCulpritAndEvidenceMatchTheLabels) {
-  const fs::path shared = sharedDir();
-  std::error_code ec;
-  if (!fs::is_directory(shared, ec) && underCi())
-    FAIL() << "CI=true but the real-logs corpus is missing at " << shared;
-  std::vector<fs::path> labels = labelsIn(shared);
-  if (labels.empty() && underCi()) FAIL() << "CI=true but " << shared << " has no cases";
-  const std::vector<fs::path> dev = labelsIn(CCSCOPE_DEV_LOGS_DIR);
-  labels.insert(labels.end(), dev.begin(), dev.end());
+// Runs every labelled case, prints the tally under `title` and checks it against the floors.
+void runCases(const std::vector<fs::path>& labels, const char* title, double min_layers,
+              double min_culprits) {
   ASSERT_FALSE(labels.empty());
   std::map<std::string, Tally> by_layer;
   Tally layers, culprits;
@@ -142,14 +137,33 @@ TEST(RealLogsTest, LayerCulpritAndEvidenceMatchTheLabels) {
       EXPECT_NE(lines[ev.line - 1].find(text), std::string::npos) << ev.line << ": " << ev.text;
     }
   }
-  std::printf("real-logs: %d/%d cases with the labelled layer, %d/%d labelled culprits named\n",
+  std::printf("%s: %d/%d cases with the labelled layer, %d/%d labelled culprits named\n", title,
               layers.right, layers.total, culprits.right, culprits.total);
   for (const auto& [layer, t] : by_layer)
     std::printf("  %-13s %3d/%-3d %5.1f%%\n", layer.c_str(), t.right, t.total,
                 100.0 * t.right / t.total);
   if (!misses.empty()) std::printf("misses:\n%s", misses.c_str());
-  EXPECT_GE(layers.right, kMinLayerAccuracy * layers.total);
-  EXPECT_GE(culprits.right, kMinCulpritAccuracy * culprits.total);
+  EXPECT_GE(layers.right, min_layers * layers.total);
+  EXPECT_GE(culprits.right, min_culprits * culprits.total);
+}
+
+TEST(RealLogsTest, LayerCulpritAndEvidenceMatchTheLabels) {
+  const fs::path shared = sharedDir();
+  std::error_code ec;
+  if (!fs::is_directory(shared, ec) && underCi())
+    FAIL() << "CI=true but the real-logs corpus is missing at " << shared;
+  std::vector<fs::path> labels = labelsIn(shared);
+  if (labels.empty() && underCi()) FAIL() << "CI=true but " << shared << " has no cases";
+  const std::vector<fs::path> dev = labelsIn(CCSCOPE_DEV_LOGS_DIR);
+  labels.insert(labels.end(), dev.begin(), dev.end());
+  runCases(labels, "real-logs", kMinLayerAccuracy, kMinCulpritAccuracy);
+}
+
+// Cases collected after the rules were written, kept apart from the development corpus: their
+// first score was the analyzer's on logs it had never seen (docs/diagnosis.md).
+TEST(RealLogsTest, HeldOutCasesKeepTheirScore) {
+  // Their one labelled culprit (a rank that skipped a collective) is not named yet: no floor.
+  runCases(labelsIn(CCSCOPE_HELD_OUT_LOGS_DIR), "held-out", kMinHeldOutLayerAccuracy, 0.0);
 }
 
 }  // namespace

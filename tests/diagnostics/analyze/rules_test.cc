@@ -48,6 +48,17 @@ TEST_F(RulesTest, EveryRuleMatchesItsExamplesAndNotItsNearMisses) {
   }
 }
 
+TEST_F(RulesTest, EveryPhaseARuleOpensSomeRuleCloses) {
+  std::set<std::string> opened, closed;
+  for (const auto& r : matcher_->rules()) {
+    if (!r.opens.empty()) opened.insert(r.opens);
+    closed.insert(r.closes.begin(), r.closes.end());
+  }
+  EXPECT_FALSE(opened.empty());
+  for (const auto& p : opened) EXPECT_TRUE(closed.count(p)) << p << " is never closed";
+  for (const auto& p : closed) EXPECT_TRUE(opened.count(p)) << p << " is never opened";
+}
+
 TEST_F(RulesTest, ScanFindsTheSameRulesAsOneByOneMatching) {
   const auto& rules = matcher_->rules();
   for (size_t i = 0; i < rules.size(); ++i) {
