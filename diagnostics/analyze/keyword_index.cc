@@ -11,65 +11,85 @@ namespace {
 unsigned char lower(unsigned char c) { return static_cast<unsigned char>(std::tolower(c)); }
 }  // namespace
 
-int KeywordIndex::addState() {
-  next_.resize(next_.size() + kAlphabet, -1);
-  outputs_.emplace_back();
-  fail_.push_back(0);
-  return static_cast<int>(outputs_.size()) - 1;
-}
-
 void KeywordIndex::add(std::string_view keyword, int tag) {
   CCSCOPE_CHECK(!built_, "KeywordIndex::add after build");
   if (keyword.empty() || tag < 0) return;
-  if (outputs_.empty()) addState();
-  int s = 0;
-  for (char ch : keyword) {
-    const unsigned char c = lower(static_cast<unsigned char>(ch));
-    const size_t slot = static_cast<size_t>(s) * kAlphabet + c;
-    if (next_[slot] < 0) {
-      const int created = addState();
-      next_[slot] = created;  // next_ may have moved: index again
-    }
-    s = next_[static_cast<size_t>(s) * kAlphabet + c];
-  }
-  outputs_[s].push_back(tag);
+  std::string k(keyword);
+  for (char& ch : k) ch = static_cast<char>(lower(static_cast<unsigned char>(ch)));
+  keywords_.push_back(std::move(k));
+  keyword_tags_.push_back(tag);
   max_tag_ = std::max(max_tag_, tag);
 }
 
 void KeywordIndex::build() {
-  if (outputs_.empty()) addState();
-  std::deque<int> queue;
-  for (int c = 0; c < kAlphabet; ++c) {
-    int& t = next_[c];
+  CCSCOPE_CHECK(!built_, "KeywordIndex::build twice");
+  for (const auto& k : keywords_) {
+    for (char ch : k) {
+      const auto c = static_cast<unsigned char>(ch);
+      if (class_of_[c] == 0) class_of_[c] = static_cast<uint8_t>(classes_++);
+    }
+  }
+  CCSCOPE_CHECK(classes_ <= 256, "more byte classes than bytes");
+  for (int c = 'A'; c <= 'Z'; ++c) class_of_[c] = class_of_[c - 'A' + 'a'];
+
+  // The trie, in states; -1 marks a missing edge until the failure links fill it.
+  std::vector<int32_t> edge;
+  std::vector<int32_t> fail;
+  auto add_state = [&] {
+    edge.resize(edge.size() + classes_, -1);
+    outputs_.emplace_back();
+    fail.push_back(0);
+    return static_cast<int32_t>(outputs_.size()) - 1;
+  };
+  add_state();
+  for (size_t i = 0; i < keywords_.size(); ++i) {
+    int32_t s = 0;
+    for (char ch : keywords_[i]) {
+      const size_t slot = static_cast<size_t>(s) * classes_ + class_of_[static_cast<uint8_t>(ch)];
+      if (edge[slot] < 0) {
+        const int32_t created = add_state();
+        edge[slot] = created;  // edge may have moved: index again
+      }
+      s = edge[slot];
+    }
+    outputs_[static_cast<size_t>(s)].push_back(keyword_tags_[i]);
+  }
+  std::deque<int32_t> queue;
+  for (uint32_t c = 0; c < classes_; ++c) {
+    int32_t& t = edge[c];
     if (t < 0) {
       t = 0;
     } else {
-      fail_[t] = 0;
       queue.push_back(t);
     }
   }
   while (!queue.empty()) {
-    const int s = queue.front();
+    const int32_t s = queue.front();
     queue.pop_front();
-    const auto& inherited = outputs_[fail_[s]];
-    outputs_[s].insert(outputs_[s].end(), inherited.begin(), inherited.end());
-    for (int c = 0; c < kAlphabet; ++c) {
-      const size_t slot = static_cast<size_t>(s) * kAlphabet + c;
-      const int via_fail = next_[static_cast<size_t>(fail_[s]) * kAlphabet + c];
-      if (next_[slot] < 0) {
-        next_[slot] = via_fail;
+    const auto& inherited = outputs_[static_cast<size_t>(fail[static_cast<size_t>(s)])];
+    auto& own = outputs_[static_cast<size_t>(s)];
+    own.insert(own.end(), inherited.begin(), inherited.end());
+    for (uint32_t c = 0; c < classes_; ++c) {
+      const size_t slot = static_cast<size_t>(s) * classes_ + c;
+      const int32_t via_fail =
+          edge[static_cast<size_t>(fail[static_cast<size_t>(s)]) * classes_ + c];
+      if (edge[slot] < 0) {
+        edge[slot] = via_fail;
       } else {
-        fail_[next_[slot]] = via_fail;
-        queue.push_back(next_[slot]);
+        fail[static_cast<size_t>(edge[slot])] = via_fail;
+        queue.push_back(edge[slot]);
       }
     }
   }
-  // Upper-case bytes follow the lower-case transitions: matching ignores ASCII case.
-  for (size_t s = 0; s < outputs_.size(); ++s) {
-    for (int c = 'A'; c <= 'Z'; ++c)
-      next_[s * kAlphabet + c] = next_[s * kAlphabet + (c - 'A' + 'a')];
+  CCSCOPE_CHECK(edge.size() < kOutputBit, "keyword automaton too large");
+  next_.resize(edge.size());
+  for (size_t i = 0; i < edge.size(); ++i) {
+    const auto t = static_cast<uint32_t>(edge[i]);
+    next_[i] = t * classes_ | (outputs_[t].empty() ? 0 : kOutputBit);
   }
-  seen_.assign(static_cast<size_t>(max_tag_) + 1, 0);
+  std::vector<std::string>().swap(keywords_);
+  std::vector<int>().swap(keyword_tags_);
+  seen_.assign(static_cast<size_t>(max_tag_ + 1), 0);
   built_ = true;
 }
 
@@ -79,14 +99,15 @@ void KeywordIndex::find(std::string_view text, std::vector<int>& tags) const {
     std::fill(seen_.begin(), seen_.end(), 0);
     generation_ = 1;
   }
-  const int32_t* table = next_.data();
-  int32_t s = 0;
+  const uint32_t* table = next_.data();
+  uint32_t row = 0;
   for (char ch : text) {
-    s = table[static_cast<size_t>(s) * kAlphabet + static_cast<unsigned char>(ch)];
-    if (!outputs_[s].empty()) {
-      for (int tag : outputs_[s]) {
-        if (seen_[tag] != generation_) {
-          seen_[tag] = generation_;
+    const uint32_t to = table[row + class_of_[static_cast<unsigned char>(ch)]];
+    row = to & ~kOutputBit;
+    if (to & kOutputBit) {
+      for (int tag : outputs_[row / classes_]) {
+        if (seen_[static_cast<size_t>(tag)] != generation_) {
+          seen_[static_cast<size_t>(tag)] = generation_;
           tags.push_back(tag);
         }
       }

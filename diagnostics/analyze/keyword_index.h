@@ -21,11 +21,16 @@ class KeywordIndex {
   size_t stateCount() const { return outputs_.size(); }
 
  private:
-  static constexpr int kAlphabet = 256;
-  int addState();
-  std::vector<int32_t> next_;              // state * kAlphabet + byte -> state
-  std::vector<std::vector<int>> outputs_;  // tags reported on reaching a state
-  std::vector<int32_t> fail_;
+  // The automaton runs over byte classes: every byte no keyword contains is class 0, and each
+  // letter shares its class with its upper case. A row is `classes_` wide, so the table stays
+  // small enough for the cache however many rules there are.
+  static constexpr uint32_t kOutputBit = 0x80000000u;  // the state reached reports tags
+  std::vector<std::string> keywords_;                  // lower-cased, until build()
+  std::vector<int> keyword_tags_;
+  uint8_t class_of_[256] = {};
+  uint32_t classes_ = 1;
+  std::vector<uint32_t> next_;             // row offset + class -> row offset | kOutputBit
+  std::vector<std::vector<int>> outputs_;  // by state: tags reported on reaching it
   bool built_ = false;
   mutable std::vector<uint32_t> seen_;  // tag -> generation of the last report
   mutable uint32_t generation_ = 0;
