@@ -49,11 +49,12 @@ core::Result<HostPort> parseHostPort(const std::string& s) {
   return hp;
 }
 
-static core::Result<addrinfo*> resolve(const std::string& host, int port, bool passive) {
+static core::Result<addrinfo*> resolve(const std::string& host, int port, bool passive,
+                                       bool numeric_only = false) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = passive ? AI_PASSIVE : 0;
+  hints.ai_flags = (passive ? AI_PASSIVE : 0) | (numeric_only ? AI_NUMERICHOST : 0);
   addrinfo* res = nullptr;
   std::string port_s = std::to_string(port);
   int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), port_s.c_str(), &hints, &res);
@@ -120,7 +121,8 @@ std::string localAddressOf(int fd) {
 }
 
 std::string sourceAddressToward(const std::string& host, int port) {
-  auto res = resolve(host, port, false);
+  // No name lookup: callers run this before any deadline applies.
+  auto res = resolve(host, port, false, /*numeric_only=*/true);
   if (!res) return "";
   std::string out;
   // A UDP connect sends nothing: it only asks the kernel which source address the route uses.

@@ -46,7 +46,8 @@ core::Result<HostPort> parseHostPort(const std::string& s);
 core::Result<Fd> listenTcp(const std::string& host, int port, int backlog = 512);
 int boundPort(int fd);
 std::string localAddressOf(int fd);  // getsockname() as text
-// The address this host would send from toward host:port (empty when unknown); sends nothing.
+// The address this host would send from toward host:port (empty when unknown); sends nothing
+// and looks up no name: host must be a numeric address.
 std::string sourceAddressToward(const std::string& host, int port);
 std::string peerAddressOf(int fd);  // getpeername() as text
 // Whether a host answers TCP at all: a connection accepted or refused (RST) means reachable;

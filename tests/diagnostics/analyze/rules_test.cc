@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "diagnostics/analyze/analyzer.h"
 #include "diagnostics/analyze/line_prefix.h"
+#include "diagnostics/analyze/reasoner.h"
 #include "diagnostics/analyze/rule_loader.h"
 #include "diagnostics/analyze/rule_matcher.h"
 
@@ -44,6 +46,28 @@ TEST_F(RulesTest, EveryRuleMatchesItsExamplesAndNotItsNearMisses) {
     }
     for (const auto& nm : r.near_misses) {
       EXPECT_FALSE(matcher_->ruleMatches(i, parseLinePrefix(nm).body)) << "near miss: " << nm;
+    }
+  }
+}
+
+// Overlapping rules: a root cause's own example, alone in a log, must be diagnosed in that
+// rule's layer; a rule elsewhere that matches the same line with more weight in another layer
+// would contradict it.
+TEST_F(RulesTest, ARootCausesOwnExampleIsDiagnosedInItsLayer) {
+  auto rules = loadDefaultRules();
+  ASSERT_TRUE(rules.isOk());
+  for (const auto& r : matcher_->rules()) {
+    if (r.spec.kind != reports::FindingKind::kRoot || r.spec.weight < kMinRootScore ||
+        r.layer_group != 0 || !r.opens.empty())
+      continue;
+    for (const auto& ex : r.examples) {
+      Analyzer analyzer(*rules);
+      analyzer.beginFile("example.log");
+      analyzer.feedLine(ex, 1);
+      analyzer.endFile();
+      const auto d = analyzer.finish();
+      EXPECT_EQ(core::layerName(d.layer), core::layerName(r.spec.layer))
+          << r.spec.id << ": " << ex << "\n  diagnosed as: " << d.verdict;
     }
   }
 }
