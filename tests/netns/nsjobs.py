@@ -215,7 +215,7 @@ def check_reporter(p, r, t0, expect, summary):
     rc = p.wait(max(0.5, limit + 20 - (time.monotonic() - t0)))
     t = (p.t_exit or time.monotonic()) - t0
     diag = parse_diagnosis(p.stderr())
-    summary.append((r, rc, round(t, 1), diag and diag["layer"],
+    summary.append((r, rc, round(t, 1), diag and f'{diag["layer"]}: {diag["verdict"][:240]}',
                     diag and (diag["ranks"], diag["hosts"], diag["links"])))
     if rc is None:
         return [f"rank {r}: still running {t:.1f} s after the fault (limit {limit} s)"
