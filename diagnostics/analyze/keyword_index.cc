@@ -21,8 +21,9 @@ void KeywordIndex::add(std::string_view keyword, int tag) {
   max_tag_ = std::max(max_tag_, tag);
 }
 
-void KeywordIndex::build() {
-  CCSCOPE_CHECK(!built_, "KeywordIndex::build twice");
+// Classes are numbered in order of first appearance in the keywords; class 0 is every other
+// byte.
+void KeywordIndex::assignClasses() {
   for (const auto& k : keywords_) {
     for (char ch : k) {
       const auto c = static_cast<unsigned char>(ch);
@@ -31,14 +32,14 @@ void KeywordIndex::build() {
   }
   CCSCOPE_CHECK(classes_ <= 256, "more byte classes than bytes");
   for (int c = 'A'; c <= 'Z'; ++c) class_of_[c] = class_of_[c - 'A' + 'a'];
+}
 
-  // The trie, in states; -1 marks a missing edge until the failure links fill it.
+// The trie, in states; -1 marks an edge the failure links fill in.
+std::vector<int32_t> KeywordIndex::buildTrie() {
   std::vector<int32_t> edge;
-  std::vector<int32_t> fail;
   auto add_state = [&] {
     edge.resize(edge.size() + classes_, -1);
     outputs_.emplace_back();
-    fail.push_back(0);
     return static_cast<int32_t>(outputs_.size()) - 1;
   };
   add_state();
@@ -54,25 +55,29 @@ void KeywordIndex::build() {
     }
     outputs_[static_cast<size_t>(s)].push_back(keyword_tags_[i]);
   }
+  return edge;
+}
+
+// Breadth-first failure links turn the trie into a DFA; each state inherits its failure
+// state's tags.
+void KeywordIndex::linkFailures(std::vector<int32_t>& edge) {
+  std::vector<int32_t> fail(outputs_.size(), 0);
   std::deque<int32_t> queue;
   for (uint32_t c = 0; c < classes_; ++c) {
-    int32_t& t = edge[c];
-    if (t < 0) {
-      t = 0;
+    if (edge[c] < 0) {
+      edge[c] = 0;
     } else {
-      queue.push_back(t);
+      queue.push_back(edge[c]);
     }
   }
   while (!queue.empty()) {
-    const int32_t s = queue.front();
+    const auto s = static_cast<size_t>(queue.front());
     queue.pop_front();
-    const auto& inherited = outputs_[static_cast<size_t>(fail[static_cast<size_t>(s)])];
-    auto& own = outputs_[static_cast<size_t>(s)];
-    own.insert(own.end(), inherited.begin(), inherited.end());
+    const auto f = static_cast<size_t>(fail[s]);
+    outputs_[s].insert(outputs_[s].end(), outputs_[f].begin(), outputs_[f].end());
     for (uint32_t c = 0; c < classes_; ++c) {
-      const size_t slot = static_cast<size_t>(s) * classes_ + c;
-      const int32_t via_fail =
-          edge[static_cast<size_t>(fail[static_cast<size_t>(s)]) * classes_ + c];
+      const size_t slot = s * classes_ + c;
+      const int32_t via_fail = edge[f * classes_ + c];
       if (edge[slot] < 0) {
         edge[slot] = via_fail;
       } else {
@@ -81,6 +86,13 @@ void KeywordIndex::build() {
       }
     }
   }
+}
+
+void KeywordIndex::build() {
+  CCSCOPE_CHECK(!built_, "KeywordIndex::build twice");
+  assignClasses();
+  std::vector<int32_t> edge = buildTrie();
+  linkFailures(edge);
   CCSCOPE_CHECK(edge.size() < kOutputBit, "keyword automaton too large");
   next_.resize(edge.size());
   for (size_t i = 0; i < edge.size(); ++i) {
@@ -89,7 +101,7 @@ void KeywordIndex::build() {
   }
   std::vector<std::string>().swap(keywords_);
   std::vector<int>().swap(keyword_tags_);
-  seen_.assign(static_cast<size_t>(max_tag_ + 1), 0);
+  seen_.assign(static_cast<size_t>(max_tag_) + 1, 0);
   built_ = true;
 }
 

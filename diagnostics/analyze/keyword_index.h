@@ -21,6 +21,9 @@ class KeywordIndex {
   size_t stateCount() const { return outputs_.size(); }
 
  private:
+  void assignClasses();
+  std::vector<int32_t> buildTrie();
+  void linkFailures(std::vector<int32_t>& edge);
   // The automaton runs over byte classes: every byte no keyword contains is class 0, and each
   // letter shares its class with its upper case. A row is `classes_` wide, so the table stays
   // small enough for the cache however many rules there are.
