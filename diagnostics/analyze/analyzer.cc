@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include "diagnostics/analyze/flight_recorder.h"
 #include "diagnostics/analyze/input_paths.h"
 #include "diagnostics/analyze/line_prefix.h"
@@ -15,7 +17,7 @@ namespace {
 constexpr size_t kMaxNotes = 100;
 constexpr size_t kMaxCaptureBytes = 80;
 constexpr size_t kMaxEvidenceBytes = 512;
-constexpr size_t kMaxUnfinishedPhases = 256;
+constexpr size_t kMaxUnfinishedPerPhase = 64;
 
 // Keywords that wake the structured parsers; indices are the Trigger values below.
 enum Trigger {
@@ -103,10 +105,12 @@ void Analyzer::endFile() {
   base.host = file_->host;
   base.order = static_cast<uint64_t>(file_->index) << 40;
   for (auto& e : derived) addEvent(std::move(e), base);
+  for (const auto& phase : file_->closed) {
+    if (!file_->open_phases.count(phase)) ended_closed_.insert(phase);
+  }
   for (auto& [phase, open] : file_->open_phases) {
-    if (unfinished_.size() < kMaxUnfinishedPhases) {
-      unfinished_.emplace_back(file_->index, std::move(open));
-    }
+    auto& kept = unfinished_[phase];
+    if (kept.size() < kMaxUnfinishedPerPhase) kept.push_back(std::move(open));
   }
   if (file_->json_candidate && !file_->json_text.empty()) {
     parseFlightRecorderDump(file_->json_text, file_->default_rank, file_->name, progress_);
@@ -129,9 +133,11 @@ const FindingSpec* Analyzer::specForLayer(const Rule& rule, std::string_view lay
 
 void Analyzer::addEvent(Event e, const Event& base) {
   e.file_index = base.file_index;
-  e.order = base.order;
-  e.has_time = base.has_time;
-  e.time = base.time;
+  if (e.order == 0) {  // events that carry their own line (a crash's signal line) keep it
+    e.order = base.order;
+    e.has_time = base.has_time;
+    e.time = base.time;
+  }
   if (e.rank < 0) e.rank = base.rank;
   if (e.host.empty()) e.host = base.host;
   for (auto& ev : e.evidence) {
@@ -159,51 +165,58 @@ void Analyzer::addRuleMatch(const RuleMatch& m, const Event& base) {
   e.evidence = base.evidence;
   for (const auto& phase : rule.closes) {
     file_->open_phases.erase(phase);
-    auto& files = closed_in_[phase];
-    if (files.size() < 2) files.insert(file_->index);
+    file_->closed.insert(phase);
   }
   if (!rule.opens.empty()) {
+    if (rule.closed_by_rank >= 0 && (e.rank >= 0 ? e.rank : base.rank) == rule.closed_by_rank) {
+      closer_rank_seen_.insert(rule.opens);
+    }
     file_->open_phases.insert_or_assign(rule.opens, OpenPhase{&rule, std::move(e), base});
     return;
   }
   addEvent(std::move(e), base);
 }
 
+// NCCL cuts a hostname at its first dot, UCX and syslog do not: one machine, one name.
 void Analyzer::noteHost(const std::string& host) {
-  if (!host.empty() && hosts_.size() < 2) hosts_.insert(host);
+  if (host.empty() || hosts_.size() >= 2) return;
+  const bool name = std::isalpha(static_cast<unsigned char>(host.front())) != 0;
+  hosts_.insert(name ? host.substr(0, host.find('.')) : host);
 }
 
-// A phase open where its file ended is where that process stopped, unless another file closed
-// it; a one-host phase counts only when the logs name at most one host.
+// A phase open where its file ended is where that process stopped, unless a file ended with it
+// closed; one that only rank N closes counts only when rank N's logs are here; a one-host phase
+// only when the logs name at most one host.
 void Analyzer::concludePhases() {
-  for (auto& [file_index, open] : unfinished_) {
-    auto closed = closed_in_.find(open.rule->opens);
-    if (closed != closed_in_.end() &&
-        (closed->second.size() > 1 || !closed->second.count(file_index))) {
-      continue;
+  for (auto& [phase, opens] : unfinished_) {
+    if (ended_closed_.count(phase)) continue;
+    for (auto& open : opens) {
+      const Rule& rule = *open.rule;
+      if (rule.closed_by_rank >= 0 && !closer_rank_seen_.count(phase)) continue;
+      if (rule.one_host && hosts_.size() > 1) continue;
+      addEvent(std::move(open.event), open.base);
     }
-    if (open.rule->one_host && hosts_.size() > 1) continue;
-    addEvent(std::move(open.event), open.base);
   }
   unfinished_.clear();
 }
 
 void Analyzer::dispatchTriggers(const std::vector<int>& triggers, std::string_view body,
-                                long line_number, int rank, const std::string& host,
-                                std::vector<Event>& derived) {
+                                long line_number, const Event& base, std::vector<Event>& derived) {
   bool p2p_fed = false;
   bool ib_fed = false;
   for (int t : triggers) {
     if (t >= kFirstCrash) {
-      file_->crash.start(body, line_number);
+      file_->crash.start(body, line_number, base);
     } else if (t == kNranks || t == kWorldSize || t == kWorldSizeSpaced) {
       progress_.parseWorldSize(body);
     } else if (t == kNcclVersion) {
       versions_.parseLine(
-          body, host, {file_->name, line_number, std::string(body.substr(0, kMaxEvidenceBytes))});
+          body, base.host,
+          {file_->name, line_number, std::string(body.substr(0, kMaxEvidenceBytes))});
     } else if ((t == kSeqNum || t == kNcclWork)) {
       progress_.parseWatchdogLine(
-          body, rank, {file_->name, line_number, std::string(body.substr(0, kMaxEvidenceBytes))});
+          body, base.rank,
+          {file_->name, line_number, std::string(body.substr(0, kMaxEvidenceBytes))});
     } else if ((t == kCaName || t == kState || t == kHcaId || t == kPort) && !ib_fed) {
       file_->ib.feed(body, line_number, derived);
       ib_fed = true;
@@ -263,7 +276,7 @@ void Analyzer::feedLine(std::string_view raw, long line_number) {
   base.file_index = file_->index;
   base.order = (static_cast<uint64_t>(file_->index) << 40) | static_cast<uint64_t>(line_number);
   std::vector<Event> derived;
-  dispatchTriggers(triggers_, ctx.body, line_number, rank, host, derived);
+  dispatchTriggers(triggers_, ctx.body, line_number, base, derived);
   for (auto& e : derived) addEvent(std::move(e), base);
   if (matches_.empty()) return;
   base.evidence.push_back(

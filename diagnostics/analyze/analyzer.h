@@ -59,9 +59,10 @@ class Analyzer {
     bool json_candidate = false;
     std::string json_text;
     std::map<std::string, OpenPhase> open_phases;  // phase -> the latest line that opened it
+    std::set<std::string> closed;                  // phases a line of this file closed
   };
   void dispatchTriggers(const std::vector<int>& triggers, std::string_view body, long line_number,
-                        int rank, const std::string& host, std::vector<Event>& derived);
+                        const Event& base, std::vector<Event>& derived);
   void addRuleMatch(const RuleMatch& m, const Event& base);
   void noteHost(const std::string& host);
   void concludePhases();
@@ -74,12 +75,13 @@ class Analyzer {
   ProgressTracker progress_;
   VersionTracker versions_;
   std::unique_ptr<FileState> file_;
-  // Phases still open where a file ended, and the files that closed each phase: a close in
-  // another file (whose order against this one is unknown) settles it too, as when only rank 0
-  // prints that every process registered.
-  std::vector<std::pair<int, OpenPhase>> unfinished_;
-  std::map<std::string, std::set<int>> closed_in_;
-  std::set<std::string> hosts_;  // the first two hosts any line names
+  // Phases still open where a file ended, and those some file ended with closed: that settles
+  // them in every file (whose order against it is unknown), as when only rank 0 prints that
+  // every process registered.
+  std::map<std::string, std::vector<OpenPhase>> unfinished_;
+  std::set<std::string> ended_closed_;
+  std::set<std::string> closer_rank_seen_;  // phases whose closing rank opened them here
+  std::set<std::string> hosts_;             // the first two hosts any line names
   std::map<std::string, std::unique_ptr<FindingSpec>> layered_specs_;
   std::vector<std::string> notes_;
   std::vector<RuleMatch> matches_;

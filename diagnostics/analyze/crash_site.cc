@@ -58,10 +58,16 @@ constexpr std::array kComponents = {
     Component{"ibv_", "libibverbs", core::Layer::kRdma},
 };
 
-// The C and C++ runtimes: the signal trampoline, raise/abort, memcpy called from elsewhere.
+// The C and C++ runtimes (by object, or by function where a frame names only that): the
+// signal trampoline, raise/abort, memcpy called from elsewhere.
 bool isRuntime(std::string_view object) {
-  for (std::string_view p : {"libc.so", "libc-", "libpthread", "ld-linux", "libgcc_s", "libstdc++",
-                             "libSegFault", "libunwind", "libbacktrace"}) {
+  for (std::string_view p :
+       {"libc.so",       "libc-",      "libpthread",  "ld-linux",
+        "libgcc_s",      "libstdc++",  "libSegFault", "libunwind",
+        "libbacktrace",  "linux-vdso", "[vdso]",      "__kernel_rt_sigreturn",
+        "__restore_rt",  "killpg",     "__sigaction", ".annobin_sigaction",
+        "__funlockfile", "raise",      "gsignal",     "abort",
+        "__GI_",         "__memcpy",   "__memmove",   "__nss_database_lookup"}) {
     if (object.starts_with(p)) return true;
   }
   return false;
@@ -70,6 +76,7 @@ bool isRuntime(std::string_view object) {
 // Frames of the signal handler itself (UCX's and Open MPI's print the backtrace from inside).
 bool isHandler(std::string_view text) {
   for (std::string_view s : {"ucs_handle_error", "ucs_error_signal_handler", "ucs_debug_",
+                             "ucs_fatal_error", "ucs_log_fatal_error", "__ucs_abort",
                              "opal_backtrace", "show_stackframe", "backtrace_symbols"}) {
     if (text.find(s) != std::string_view::npos) return true;
   }
@@ -130,12 +137,17 @@ std::string frameObject(std::string_view line) {
   } else if (size_t in = rest.find(" in /"); in != std::string_view::npos) {
     object = rest.substr(in + 4);  // c10: "<unknown function> + 0x1f (0x7f... in /lib/libx.so)"
   } else if (rest.starts_with("0x")) {
-    // UCX debug builds: "0x00000000001cb8b uct_rc_verbs_handle_failure()  src/uct/...": the
-    // function stands for the object.
+    // UCX debug builds ("0x00000000001cb8b uct_rc_verbs_handle_failure()  src/uct/...") and gdb
+    // with symbols ("0x7f.. in ncclProxyProgress (state=0x1) at proxy.cc:12"): the function
+    // stands for the object.
     object = trimLeft(rest.substr(std::min(rest.size(), rest.find_first_of(" \t"))));
-    const size_t paren = object.find("()");
-    if (paren == std::string_view::npos || paren == 0) return {};
-    return std::string(object.substr(0, std::min(paren, kMaxObjectBytes)));
+    if (object.starts_with("in ")) object = trimLeft(object.substr(3));
+    const size_t end = object.find_first_of(" \t(");
+    if (end == 0 || end == std::string_view::npos ||
+        object.substr(end).find('(') == std::string_view::npos) {
+      return {};
+    }
+    return std::string(object.substr(0, std::min(end, kMaxObjectBytes)));
   } else {
     object = rest;
   }
@@ -186,10 +198,18 @@ const FindingSpec& crashInRdmaProviderSpec() {
   return spec;
 }
 
-void CrashSite::start(std::string_view body, long line) {
+void CrashSite::start(std::string_view body, long line, const Event& origin) {
   if (active_ || concluded_ >= kMaxCrashesPerFile) return;
+  // A bus error is where a mapping (often /dev/shm) ran out, not a fault of the code there.
+  for (std::string_view bus : {"signal 7 ", "Bus error", "SIGBUS"}) {
+    if (body.find(bus) != std::string_view::npos) return;
+  }
   active_ = true;
   started_ = line;
+  ucx_handler_ = body.find("Caught signal") != std::string_view::npos;
+  gdb_ = body.find("Program received signal") != std::string_view::npos;
+  origin_ = origin;
+  origin_.evidence.clear();
   signal_line_ = {"", line, std::string(body.substr(0, 512))};
   frames_.clear();
 }
@@ -209,12 +229,18 @@ void CrashSite::finish(std::vector<Event>& out) {
 void CrashSite::conclude(std::vector<Event>& out) {
   active_ = false;
   ++concluded_;
-  size_t fault = 0;
-  for (size_t i = 0; i < frames_.size() && i < kHandlerDepth; ++i) {
+  // gdb's frame #0 is the one interrupted; a handler's backtrace has the trampoline first.
+  size_t fault = gdb_ ? 0 : frames_.size();
+  for (size_t i = 0; !gdb_ && i < frames_.size() && i < kHandlerDepth; ++i) {
     if (isRuntime(frames_[i].object)) {
       fault = i + 1;  // the trampoline: the interrupted frame follows
       break;
     }
+  }
+  // UCX's handler frames may lack names and the trampoline: skip libucs's own run.
+  if (fault == frames_.size() && ucx_handler_) {
+    fault = 0;
+    while (fault < frames_.size() && frames_[fault].object.starts_with("libucs")) ++fault;
   }
   while (fault < frames_.size() && isHandler(frames_[fault].where.text)) ++fault;
   for (int skips = 0;
@@ -225,8 +251,12 @@ void CrashSite::conclude(std::vector<Event>& out) {
   if (fault >= frames_.size()) return;
   const Frame& f = frames_[fault];
   const Component* c = componentOf(f.object);
-  if (c == nullptr) return;
-  Event e;
+  // A transport's failure handler aborts on an error the network reported, not on its own bug.
+  if (c == nullptr || f.where.text.find("handle_failure") != std::string::npos ||
+      f.where.text.find("completion_with_err") != std::string::npos) {
+    return;
+  }
+  Event e = origin_;
   e.spec = c->layer == core::Layer::kGpu    ? &crashInGpuDriverSpec()
            : c->layer == core::Layer::kRdma ? &crashInRdmaProviderSpec()
                                             : &crashInLibrarySpec();

@@ -16,8 +16,9 @@ namespace ccscope::diagnostics {
 
 class CrashSite {
  public:
-  // A line that reports the signal: frames are read from the lines after it.
-  void start(std::string_view body, long line);
+  // A line that reports the signal: frames are read from the lines after it. The finding takes
+  // its rank, host and position from `origin` (that line's).
+  void start(std::string_view body, long line, const Event& origin);
   bool active() const { return active_; }
   // Every line while active(); concludes once the window or the frame budget is spent.
   void feed(std::string_view body, long line, std::vector<Event>& out);
@@ -31,6 +32,9 @@ class CrashSite {
   };
   void conclude(std::vector<Event>& out);
   bool active_ = false;
+  bool ucx_handler_ = false;  // UCX's "Caught signal" handler printed the frames
+  bool gdb_ = false;          // gdb: frame #0 is the interrupted one
+  Event origin_;
   long started_ = 0;
   int concluded_ = 0;
   reports::Evidence signal_line_;

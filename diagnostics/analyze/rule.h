@@ -35,11 +35,13 @@ struct Rule {
   int host_group = 0;
   int layer_group = 0;  // group holding a layer name (ccscope's own status lines)
   // Phases: a rule that `opens` a phase counts only if its file ends before a rule that
-  // `closes` it (the log stops inside a rendezvous, before the first result row, ...);
-  // with `one_host` only if the file names at most one host.
+  // `closes` it and no file ends with it closed (the logs stop inside a rendezvous, before the
+  // first result row, ...); with `one_host` only if all the logs name at most one host; with
+  // `closed_by_rank` N (a phase only rank N prints the close of) only if rank N opened it here.
   std::string opens;
   std::vector<std::string> closes;
   bool one_host = false;
+  int closed_by_rank = -1;
   std::vector<std::string> examples;     // lines the rule must match
   std::vector<std::string> near_misses;  // lines it must not match
   std::string source;                    // file the rule came from

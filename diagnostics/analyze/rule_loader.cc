@@ -66,7 +66,11 @@ core::Result<Rule> ruleFromTable(const toml::table& t, const std::string& source
       return ruleError(source, r.spec.id, "capture group number out of range");
     }
   }
+  if (t.contains("opens") && !t["opens"].is_string()) {
+    return ruleError(source, r.spec.id, "opens names one phase (a string)");
+  }
   r.opens = t["opens"].value_or(std::string());
+  r.closed_by_rank = static_cast<int>(t["closed_by_rank"].value_or(int64_t{-1}));
   r.closes = stringsOf(t, "closes");
   r.one_host = t["one_host"].value_or(false);
   if (r.one_host && r.opens.empty()) {

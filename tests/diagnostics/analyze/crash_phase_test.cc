@@ -41,6 +41,10 @@ TEST(FrameObjectTest, ReadsTheObjectOfEachBacktraceFormat) {
   EXPECT_EQ(frameObject(" 4  /opt/ucx/lib/libuct.so.0(uct_md_query)"), "");
   EXPECT_EQ(frameObject("[0] NCCL INFO comm 0x55d0 rank 0 nranks 2"), "");
   EXPECT_EQ(frameObject("nccl-tests: 1048576 bytes"), "");
+  EXPECT_EQ(frameObject("[gpu3:07121] Failing at address: 0x10"), "");
+  // gdb with symbols: the function.
+  EXPECT_EQ(frameObject("#1  0x00007f1e2a in ncclProxyProgress (state=0x1) at proxy.cc:12"),
+            "ncclProxyProgress");
 }
 
 std::vector<std::string> ucxCrash(const std::string& faulting_frame) {
@@ -79,14 +83,68 @@ TEST(CrashSiteTest, AFaultInTheApplicationOrTheHandlerAloneBlamesNoLibrary) {
 }
 
 TEST(CrashSiteTest, UcxDebugBacktracesNameTheFunction) {
+  // The trampoline printed as libc symbols, then NCCL's frames.
+  auto d =
+      analyzeMemory({{"r0.log",
+                      {"[8d6b:3039 :0:3095] Caught signal 11 (Segmentation fault)",
+                       "==== backtrace (tid:   3095) ====", " 0 0x0000000000043090 killpg()  ???:0",
+                       " 1 0x000000000018bb41 __nss_database_lookup()  ???:0",
+                       " 2 0x000000000007587d ncclGroupEnd()  ???:0",
+                       " 3 0x0000000000008609 start_thread()  ???:0"}}});
+  EXPECT_TRUE(hasFinding(d, "library.crash-in-library"));
+  // A transport's failure handler aborting on a completion error is not the library's bug.
+  auto failure = analyzeMemory(
+      {{"r0.log",
+        {"[n:1:0:1] Caught signal 6 (Aborted)", "==== backtrace (tid:   7131) ====",
+         " 0 0x0000000000053b83 ucs_debug_print_backtrace()  src/ucs/debug/debug.c:653",
+         " 1 0x0000000000043090 __restore_rt()  ???:0",
+         " 2 0x000000000001cb8b uct_rc_verbs_handle_failure()  src/uct/ib/rc/verbs/rc.c:63"}}});
+  EXPECT_FALSE(hasFinding(failure, "library.crash-in-library"));
+}
+
+TEST(CrashSiteTest, WithoutATrampolineOnlyUcxsOwnFramesAreSkipped) {
+  // aarch64: the trampoline is the vDSO's.
+  auto arm = analyzeMemory({{"r0.log",
+                             {"[n:1:0:1] Caught signal 11 (Segmentation fault)",
+                              " 0  /usr/lib/libucs.so.0(ucs_handle_error+0x2e4) [0xffff1]",
+                              " 1  linux-vdso.so.1(__kernel_rt_sigreturn+0x0) [0xffff2]",
+                              " 2  /usr/lib/libcuda.so.1(+0x2e2f1) [0xffff3]"}}});
+  EXPECT_EQ(arm.layer, core::Layer::kGpu);
+  // No trampoline and unnamed handler frames: UCX's run is skipped, the next frame decides.
+  auto bare = analyzeMemory({{"r0.log",
+                              {"[n:1:0:1] Caught signal 11 (Segmentation fault)",
+                               " 0  /usr/lib/libucs.so.0(+0x1decc) [0x7f711a457ecc]",
+                               " 1  /usr/lib/libucs.so.0(+0x1e134) [0x7f711a458134]",
+                               " 2  /home/u/app(main+0x11) [0x4011]"}}});
+  EXPECT_FALSE(hasFinding(bare, "library.crash-in-library"));
+  // Another handler's frames without a trampoline conclude nothing.
+  auto other = analyzeMemory(
+      {{"r0.log",
+        {"Segmentation fault (core dumped)", "/usr/lib/libnccl.so.2(+0x5f1a2)[0x7f0c1d5f1a2]"}}});
+  EXPECT_FALSE(hasFinding(other, "library.crash-in-library"));
+}
+
+TEST(CrashSiteTest, TheCrashKeepsItsOwnPositionAgainstEarlierCauses) {
+  // An earlier root cause in the same file (weight within the earliest-wins window) stays
+  // ahead of a crash whose window closes only at the end of the file.
   auto d = analyzeMemory(
       {{"r0.log",
-        {"[n:1:0:1] Caught signal 11 (Segmentation fault: address not mapped)",
-         "==== backtrace (tid:   7131) ====",
-         " 0 0x0000000000053b83 ucs_debug_print_backtrace()  src/ucs/debug/debug.c:653",
-         " 1 0x000000000001cb8b uct_rc_verbs_handle_failure()  src/uct/ib/rc/verbs/rc.c:63",
-         " 2 0x0000000000401259 main()  hello.c:12"}}});
-  EXPECT_TRUE(hasFinding(d, "library.crash-in-library"));
+        {"node1:7:7 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<5> "
+         "failed : Software caused connection abort",
+         "[n:1:0:1] Caught signal 11 (Segmentation fault)",
+         " 0  /usr/lib/libucs.so.0(ucs_handle_error+0x294) [0x7f1]",
+         " 1  /lib64/libc.so.6(+0x3e6f0) [0x7f2]",
+         " 2  /usr/lib/libnccl.so.2(+0x8e2f1) [0x7f3]"}}});
+  ASSERT_FALSE(d.findings.empty());
+  bool crash_listed = hasFinding(d, "library.crash-in-library");
+  EXPECT_TRUE(crash_listed);
+  EXPECT_NE(d.layer, core::Layer::kLibrary) << d.verdict;
+  // A bus error is where a mapping ran out: no library is blamed for it.
+  auto bus = analyzeMemory({{"r0.log",
+                             {"[n:1:0:1] Caught signal 7 (Bus error: nonexistent physical address)",
+                              " 0  /lib64/libc.so.6(+0x3e6f0) [0x7f2]",
+                              " 1  /usr/lib/libnccl.so.2(+0x8e2f1) [0x7f3]"}}});
+  EXPECT_FALSE(hasFinding(bus, "library.crash-in-library"));
 }
 
 TEST(CrashSiteTest, AnAbortIsBlamedOnWhatCalledTheRuntime) {
@@ -131,6 +189,21 @@ TEST(PhaseTest, ACloseInAnotherFileSettlesThePhase) {
   EXPECT_FALSE(hasFinding(analyzeMemory(files), "bootstrap.lightning-ddp-init-unfinished"));
   files[0].second.pop_back();
   EXPECT_TRUE(hasFinding(analyzeMemory(files), "bootstrap.lightning-ddp-init-unfinished"));
+  // Rank 1's log alone cannot show the close (rank 0 prints it): no verdict from it.
+  EXPECT_FALSE(hasFinding(analyzeMemory({files[1]}), "bootstrap.lightning-ddp-init-unfinished"));
+}
+
+TEST(PhaseTest, OnlyAFileThatEndsClosedSettlesTheOthers) {
+  auto restarted = elasticStart();
+  restarted.push_back("INFO:...api:[default] Rendezvous complete for workers. Result:");
+  restarted.push_back(elasticStart()[1]);  // the next round, never completed
+  // Two agents, both stuck in the second round: each file closed once, none ended closed.
+  EXPECT_EQ(analyzeMemory({{"agent0.log", restarted}, {"agent1.log", restarted}}).layer,
+            core::Layer::kBootstrap);
+  auto done = elasticStart();
+  done.push_back("INFO:...api:[default] Rendezvous complete for workers. Result:");
+  EXPECT_EQ(analyzeMemory({{"agent0.log", elasticStart()}, {"agent1.log", done}}).layer,
+            core::Layer::kNone);
 }
 
 std::vector<std::string> ncclTestsHeader(const std::string& host_a, const std::string& host_b) {
