@@ -127,14 +127,14 @@ TEST(CrashSiteTest, WithoutATrampolineOnlyUcxsOwnFramesAreSkipped) {
 TEST(CrashSiteTest, TheCrashKeepsItsOwnPositionAgainstEarlierCauses) {
   // An earlier root cause in the same file (weight within the earliest-wins window) stays
   // ahead of a crash whose window closes only at the end of the file.
-  auto d = analyzeMemory(
-      {{"r0.log",
-        {"node1:7:7 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<5> "
-         "failed : Software caused connection abort",
-         "[n:1:0:1] Caught signal 11 (Segmentation fault)",
-         " 0  /usr/lib/libucs.so.0(ucs_handle_error+0x294) [0x7f1]",
-         " 1  /lib64/libc.so.6(+0x3e6f0) [0x7f2]",
-         " 2  /usr/lib/libnccl.so.2(+0x8e2f1) [0x7f3]"}}});
+  const std::string connect_failed =
+      "node1:7:7 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<5> "
+      "failed : Software caused connection abort";
+  auto d = analyzeMemory({{"r0.log",
+                           {connect_failed, "[n:1:0:1] Caught signal 11 (Segmentation fault)",
+                            " 0  /usr/lib/libucs.so.0(ucs_handle_error+0x294) [0x7f1]",
+                            " 1  /lib64/libc.so.6(+0x3e6f0) [0x7f2]",
+                            " 2  /usr/lib/libnccl.so.2(+0x8e2f1) [0x7f3]"}}});
   ASSERT_FALSE(d.findings.empty());
   bool crash_listed = hasFinding(d, "library.crash-in-library");
   EXPECT_TRUE(crash_listed);
