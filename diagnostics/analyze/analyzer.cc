@@ -37,11 +37,10 @@ enum Trigger {
 };
 const std::vector<std::string>& triggerKeywords() {
   static const std::vector<std::string> k = {
-      "SeqNum=",       "NCCL work:",    "CA '",          "state:",          "hca_id:",
-      "port",          "Bandwidth",     "Access Peer",   "nranks ",         "world_size",
-      "world size ",   "NCCL version ", "Caught signal", "received signal", "Segmentation fault",
-      "SIGSEGV",       "SIGBUS",        "Bus error",     "SIGABRT",         "SIGILL",
-      "==== backtrace"};
+      "SeqNum=",     "NCCL work:",    "CA '",          "state:",          "hca_id:",
+      "port",        "Bandwidth",     "Access Peer",   "nranks ",         "world_size",
+      "world size ", "NCCL version ", "Caught signal", "received signal", "Segmentation fault",
+      "SIGSEGV",     "SIGABRT",       "SIGILL"};
   return k;
 }
 
