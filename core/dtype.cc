@@ -108,19 +108,4 @@ Result<std::vector<ReduceOp>> parseReduceOpList(std::string_view s) {
   return parseList<ReduceOp>(s, parseReduceOp, kAllReduceOps);
 }
 
-Half toHalf(float f) {
-  uint32_t u = floatToBits(f);
-  uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
-  uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return {static_cast<uint16_t>(sign | 0x7e00u)};   // NaN
-  if (a >= 0x477ff000u) return {static_cast<uint16_t>(sign | 0x7c00u)};  // overflow -> inf
-  if (a < 0x38800000u) {              // result is subnormal or zero: let float rounding do the work
-    float v = bitsToFloat(a) + 0.5f;  // 0.5 = 2^-1; ulp there is 2^-24 = half's subnormal step
-    return {static_cast<uint16_t>(sign | (floatToBits(v) - 0x3f000000u))};
-  }
-  uint32_t mant_odd = (a >> 13) & 1u;
-  a += 0xc8000fffu + mant_odd;  // rebias exponent (-112 << 23) and round to nearest even
-  return {static_cast<uint16_t>(sign | (a >> 13))};
-}
-
 }  // namespace ccscope::core

@@ -22,21 +22,21 @@ struct Arith<Bfloat16> {
 };
 
 template <typename T>
-inline typename Arith<T>::type load(T v) {
+CCSCOPE_HD inline typename Arith<T>::type load(T v) {
   return v;
 }
-inline float load(Half v) { return toFloat(v); }
-inline float load(Bfloat16 v) { return toFloat(v); }
+CCSCOPE_HD inline float load(Half v) { return toFloat(v); }
+CCSCOPE_HD inline float load(Bfloat16 v) { return toFloat(v); }
 template <typename T, typename A>
-inline T store(A v) {
+CCSCOPE_HD inline T store(A v) {
   return static_cast<T>(v);
 }
 template <>
-inline Half store<Half, float>(float v) {
+CCSCOPE_HD inline Half store<Half, float>(float v) {
   return toHalf(v);
 }
 template <>
-inline Bfloat16 store<Bfloat16, float>(float v) {
+CCSCOPE_HD inline Bfloat16 store<Bfloat16, float>(float v) {
   return toBfloat16(v);
 }
 
@@ -69,7 +69,7 @@ decltype(auto) dispatchDataType(DataType t, F&& f) {
 }
 
 template <ReduceOp Op, typename A>
-inline A combine(A x, A y) {
+CCSCOPE_HD inline A combine(A x, A y) {
   if constexpr (Op == ReduceOp::kSum || Op == ReduceOp::kAvg)
     return static_cast<A>(x + y);
   else if constexpr (Op == ReduceOp::kProd)
