@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
+#include "bench/check_values.h"
 #include "collectives/collective.h"
 #include "core/dtype.h"
 
@@ -22,6 +24,14 @@ struct CheckContext {
   int root = 0;
   const collectives::AlltoallvPlan* plan = nullptr;
 };
+
+// This rank's all-to-allv offsets in ValueContext's form (ranks + 1 entries each): what a
+// caller copies to the device for the GPU checks.
+struct AlltoallvOffsets {
+  std::vector<uint64_t> send;
+  std::vector<uint64_t> recv;
+};
+AlltoallvOffsets alltoallvOffsets(const collectives::AlltoallvPlan& plan, int rank);
 
 // Writes this rank's input (geometry().in_elems elements).
 void fillInput(const CheckContext& c, void* in);
