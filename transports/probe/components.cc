@@ -10,6 +10,8 @@ ComponentReport probeVerbs();
 #endif
 #ifdef CCSCOPE_HAVE_CUDA
 ComponentReport probeCuda();
+#endif
+#ifdef CCSCOPE_HAVE_NCCL
 ComponentReport probeNccl();
 #endif
 
@@ -28,9 +30,12 @@ std::vector<ComponentReport> probeComponents() {
 #endif
 #ifdef CCSCOPE_HAVE_CUDA
   out.push_back(probeCuda());
-  out.push_back(probeNccl());
 #else
   out.push_back({"cuda", false, "", {}, "not compiled in (CUDA toolkit not found at build time)"});
+#endif
+#ifdef CCSCOPE_HAVE_NCCL
+  out.push_back(probeNccl());
+#else
   out.push_back({"nccl", false, "", {}, "not compiled in (NCCL not found at build time)"});
 #endif
   return out;
