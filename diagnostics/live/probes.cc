@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <vector>
 
+#include "diagnostics/live/gpu_layer.h"
+#include "launch/environment.h"
 #include "launch/socket_util.h"
 #include "transports/component_report.h"
 
@@ -47,6 +49,21 @@ std::vector<std::string> missingNames(const std::string& list, bool ib) {
     start = comma + 1;
   }
   return missing;
+}
+
+// Ranks on one host split its GPUs for the kernel probe (one context per GPU, not one per
+// rank); the NVML readings are cheap and every rank takes them.
+GpuLayerOptions gpuLayerOptions(const ProbeOptions& o) {
+  GpuLayerOptions g;
+  g.timeout_s = o.timeout_s;
+  g.child_command = o.gpu_child_command;
+  if (g.child_command.empty()) g.child_command = {"/proc/self/exe", "info", kGpuProbeChildFlag};
+  auto launch = launch::detectLaunch(launch::currentEnvironment(), {});
+  if (launch && launch->local_size > 0) {
+    g.share_index = launch->local_rank;
+    g.share_of = launch->local_size;
+  }
+  return g;
 }
 
 json envFacts() {
@@ -92,7 +109,17 @@ double medianOf(std::vector<double> v) {
 }
 
 const char* outcomeName(ProbeOutcome o) {
-  return o == ProbeOutcome::kPass ? "PASS" : o == ProbeOutcome::kFail ? "FAIL" : "SKIP";
+  switch (o) {
+    case ProbeOutcome::kPass:
+      return "PASS";
+    case ProbeOutcome::kFail:
+      return "FAIL";
+    case ProbeOutcome::kWarn:
+      return "WARN";
+    case ProbeOutcome::kSkip:
+      break;
+  }
+  return "SKIP";
 }
 
 json localFacts(const ProbeOptions& o) {
@@ -113,6 +140,7 @@ json localFacts(const ProbeOptions& o) {
   for (const auto& c : transports::probeComponents())
     j["components"][c.name] = {
         {"compiled", c.compiled}, {"devices", c.devices.size()}, {"note", c.note}};
+  j["gpu"] = gpuReportJson(runGpuLayer(gpuLayerOptions(o)));
   return j;
 }
 
@@ -122,7 +150,6 @@ std::vector<ProbeResult> judgeLocalFacts(const std::vector<json>& facts,
   ProbeResult lib{Layer::kLibrary, "environment", ProbeOutcome::kPass, "", {}, {}, {}};
   ProbeResult rdma{
       Layer::kRdma, "rdma devices", ProbeOutcome::kSkip, "skipped: no RDMA device", {}, {}, {}};
-  ProbeResult gpu{Layer::kGpu, "gpu devices", ProbeOutcome::kSkip, "skipped: no GPU", {}, {}, {}};
   for (size_t r = 0; r < facts.size(); ++r) {
     const json& f = facts[r];
     std::string who = rankLabel(static_cast<int>(r), hosts);
@@ -154,11 +181,11 @@ std::vector<ProbeResult> judgeLocalFacts(const std::vector<json>& facts,
       rdma.outcome = ProbeOutcome::kPass;
       rdma.detail = "RDMA devices present";
     }
-    if (comps.contains("cuda") && comps["cuda"].value("devices", 0) > 0) {
-      gpu.outcome = ProbeOutcome::kPass;
-      gpu.detail = "GPUs visible";
-    }
   }
+  std::vector<json> gpus;
+  gpus.reserve(facts.size());
+  for (const json& f : facts) gpus.push_back(f.is_object() ? f.value("gpu", json()) : json());
+  ProbeResult gpu = judgeGpuLayer(gpus, hosts);
   if (ifr.outcome == ProbeOutcome::kPass) ifr.detail = "interface selection is valid";
   if (lib.outcome == ProbeOutcome::kPass)
     lib.detail = "NCCL/UCX variables, /dev/shm and limits are sane";

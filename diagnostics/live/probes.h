@@ -24,9 +24,13 @@ struct ProbeOptions {
   double testonly_clock_offset_s = 0;
   // Test-only (CCSCOPE_TESTONLY_DIAG_SKIP_COLLECTIVE=rank): that rank skips the allreduce probe.
   int testonly_skip_collective_rank = -1;
+  // The GPU kernel probe's helper (the device index is appended); empty: this executable as
+  // `ccscope info --gpu-probe-child`.
+  std::vector<std::string> gpu_child_command;
 };
 
-enum class ProbeOutcome { kPass, kFail, kSkip };
+// kWarn: passed, with a finding worth a look (it never makes the verdict).
+enum class ProbeOutcome { kPass, kFail, kSkip, kWarn };
 
 struct ProbeResult {
   core::Layer layer = core::Layer::kNone;
@@ -38,9 +42,11 @@ struct ProbeResult {
   std::string next_step;  // "" = the layer's generic one
 };
 
-// Every rank: this rank's local facts (interface, /dev/shm, memlock, env names, devices).
+// Every rank: this rank's local facts (interface, /dev/shm, memlock, env names, devices, the
+// GPU layer: CUDA, NVML and the kernel probe on this rank's share of its host's GPUs).
 nlohmann::json localFacts(const ProbeOptions& o);
-// Rank 0: library/configuration and RDMA/GPU verdicts from every rank's local facts.
+// Rank 0: library/configuration, RDMA and GPU (judgeGpuLayer) verdicts from every rank's local
+// facts.
 std::vector<ProbeResult> judgeLocalFacts(const std::vector<nlohmann::json>& facts,
                                          const std::vector<std::string>& hosts);
 
