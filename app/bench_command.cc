@@ -17,6 +17,9 @@
 #include "core/units.h"
 #include "launch/environment.h"
 #include "transports/transport.h"
+#ifdef CCSCOPE_HAVE_CUDA_DEVICE
+#include "collectives/device/cuda_device.h"
+#endif
 
 namespace ccscope::app {
 
@@ -38,6 +41,8 @@ struct RawOptions {
   std::string hugepages = "on";
   std::string placement = "both";
   std::string bind = "none";
+  std::string device = "host";
+  int gpus_per_node = 0;
   JobOptions job;
 };
 
@@ -140,6 +145,26 @@ Status parseTransportOptions(const RawOptions& r, bench::BenchConfig& c) {
   return checkAlgorithms(c);
 }
 
+// --device and what it rules out: cuda-ipc moves device buffers only (it implies --device cuda);
+// MPI's baseline and auto's calibration run on host buffers.
+Status parseDeviceOptions(const RawOptions& r, bench::BenchConfig& c) {
+  if (r.device != "host" && r.device != "cuda")
+    return Status(core::Code::kInvalidArgument,
+                  fmt::format("--device takes host or cuda, not '{}'", r.device));
+  c.device = c.transport == "cuda-ipc" ? "cuda" : r.device;
+  c.gpus_per_node = r.gpus_per_node;
+  if (c.device != "cuda") return Status::ok();
+  if (c.transport == "mpi")
+    return Status(core::Code::kInvalidArgument,
+                  "--device cuda runs our algorithms (over cuda-ipc, shm or tcp); MPI's baseline "
+                  "uses host buffers");
+  if (std::find(c.algorithms.begin(), c.algorithms.end(), "auto") != c.algorithms.end())
+    return Status(core::Code::kInvalidArgument,
+                  "--algo auto calibrates on host buffers: with --device cuda name the "
+                  "algorithms (or all)");
+  return Status::ok();
+}
+
 // Test-only faults: a rank that corrupts its results, or one that skips or changes a collective.
 void applyTestOnlyFaults(bench::BenchConfig& c) {
   if (const char* v = std::getenv("CCSCOPE_TESTONLY_CORRUPT_RANK")) c.corrupt_rank = std::atoi(v);
@@ -157,6 +182,7 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
   CCSCOPE_RETURN_IF_ERROR(parseTransportOptions(r, c));
   c.interleave = r.interleave;
   c.root = r.root;
+  CCSCOPE_RETURN_IF_ERROR(parseDeviceOptions(r, c));
   c.a2av = r.a2av;
   if (c.collective == collectives::Collective::kAlltoallv) {
     CCSCOPE_RETURN_IF_ERROR(bench::parseAlltoallvSpec(c.a2av).status());
@@ -197,11 +223,30 @@ core::Result<JobOptions> toJobOptions(const RawOptions& raw) {
   return job;
 }
 
+Status checkDeviceUsable(const bench::BenchConfig& cfg) {
+  if (cfg.device != "cuda") return Status::ok();
+#ifdef CCSCOPE_HAVE_CUDA_DEVICE
+  Status s = collectives::device::cudaUsable();
+#else
+  Status s = Status(core::Code::kUnavailable, "built without CUDA (no nvcc at build time)")
+                 .withLayer(core::Layer::kGpu);
+#endif
+  if (!s.isOk()) s.prepend(cfg.transport == "cuda-ipc" ? "--transport cuda-ipc" : "--device cuda");
+  return s;
+}
+
+int failBeforeLaunch(const Status& s) {
+  std::fprintf(stderr, "ccscope: error: %s\n", s.message().c_str());
+  return s.code() == core::Code::kUnavailable ? kExitMissing : kExitUsage;
+}
+
 int run(const RawOptions& raw) {
   auto cfg = toConfig(raw);
   if (!cfg) return usageError(cfg.status().message());
   auto job = toJobOptions(raw);
   if (!job) return usageError(job.status().message());
+  // A GPU that cannot be used is said once, with CUDA's reason, before any rank starts.
+  if (Status s = checkDeviceUsable(*cfg); !s.isOk()) return failBeforeLaunch(s);
   if (cfg->transport == "mpi" && !launchedExternally())
     return usageError(
         "--transport mpi runs under mpirun, e.g. mpirun --allow-run-as-root --oversubscribe -np 4 "
@@ -249,7 +294,14 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("--root", raw->root, "Root rank of broadcast")->check(CLI::NonNegativeNumber);
   b->add_option("--a2av", raw->a2av,
                 "alltoallv traffic: uniform, skewed:ALPHA, moe:EXPERTS,TOPK, file:PATH");
-  b->add_option("--transport", raw->transport, transports::transportNames() + " or mpi");
+  b->add_option("--transport", raw->transport,
+                transports::transportNames() + " or mpi (cuda-ipc implies --device cuda)");
+  b->add_option("--device", raw->device,
+                "host (default) or cuda: buffers, fills, checks and reductions on the GPU of the "
+                "local rank; shm and tcp then stage through pinned host buffers");
+  b->add_option("--gpus-per-node", raw->gpus_per_node,
+                "--device cuda: local rank r takes GPU r modulo this (default: the GPUs visible)")
+      ->check(CLI::NonNegativeNumber);
   b->add_option("--timeout", raw->timeout,
                 "Deadline of every collective operation (30s, 500ms; inf: none)");
   b->add_option("--json", raw->job.json_path, "Write JSON Lines results to this file");

@@ -30,6 +30,10 @@
 #include "reports/progress_display.h"
 #include "reports/table_writer.h"
 #include "transports/transport.h"
+#ifdef CCSCOPE_HAVE_CUDA_DEVICE
+#include "bench/device/cuda_buffer_data.h"
+#include "collectives/device/cuda_device.h"
+#endif
 #ifdef CCSCOPE_HAVE_MPI
 #include "collectives/baselines/mpi/mpi_backend.h"
 #include "collectives/baselines/mpi/mpi_runtime.h"
@@ -96,7 +100,7 @@ int writeRequestedReports(const reports::RecordCollector& collected,
 
 core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
     const std::string& algo, transports::Transport* t, collectives::HarnessChannel* harness,
-    const bench::BenchConfig& cfg) {
+    const bench::BenchConfig& cfg, collectives::DeviceRuntime* device) {
   if (algo == "native" || cfg.transport == "mpi") {
 #ifdef CCSCOPE_HAVE_MPI
     if (cfg.transport == "mpi" && algo == "native") return collectives::mpi::makeMpiBackend();
@@ -106,8 +110,36 @@ core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
                                                       algo, cfg.transport));
   }
   collectives::AlgorithmOptions ao{algo, cfg.segment_bytes, cfg.timeout_s, cfg.host_pages};
+  // Device buffers: moved as they are by a transport that moves device memory, else staged.
+  const bool direct = device && t->caps().memory_kinds.has(transports::MemoryKind::kCuda);
+  if (direct) ao.device = device;
   CCSCOPE_ASSIGN_OR_RETURN(auto b, collectives::ScheduleBackend::create(*t, ao, harness));
-  return std::unique_ptr<collectives::CollectiveBackend>(std::move(b));
+  std::unique_ptr<collectives::CollectiveBackend> out(std::move(b));
+#ifdef CCSCOPE_HAVE_CUDA_DEVICE
+  if (device && !direct) out = collectives::device::stagedBackend(std::move(out), *device);
+#endif
+  return out;
+}
+
+// --device cuda: the GPU of this rank, before any transport (cuda-ipc works on the current one).
+core::Result<std::unique_ptr<collectives::DeviceRuntime>> openDevice(
+    const bench::BenchConfig& cfg, const launch::LaunchInfo& info) {
+  if (cfg.device != "cuda") return std::unique_ptr<collectives::DeviceRuntime>();
+#ifdef CCSCOPE_HAVE_CUDA_DEVICE
+  return collectives::device::openCudaDevice(info.local_rank, cfg.gpus_per_node);
+#else
+  (void)info;
+  return Status(Code::kUnavailable, "--device cuda: built without CUDA (no nvcc at build time)")
+      .withLayer(Layer::kGpu);
+#endif
+}
+
+bench::DeviceDataFactory deviceDataFactory() {
+#ifdef CCSCOPE_HAVE_CUDA_DEVICE
+  return bench::device::cudaBufferData;
+#else
+  return nullptr;
+#endif
 }
 
 // --bind core: local rank r on the r-th CPU this process may use; a failure only warns.
@@ -166,6 +198,7 @@ class BenchRank {
   core::FlightRecorder recorder_;
   Rendezvous rv_;
   FailureContext fctx_;
+  std::unique_ptr<collectives::DeviceRuntime> device_;  // --device cuda
   std::unique_ptr<transports::Transport> transport_;
   // Barriers, statistics and the end-of-sweep sums, apart from the transport under test.
   std::unique_ptr<collectives::HarnessChannel> harness_;
@@ -196,6 +229,7 @@ Status BenchRank::setUp() {
   client.setNoteProvider([this] { return diagnostics::flightSnapshot(recorder_); });
   const transports::TransportOptions measured =
       jobTransportOptions(info_, client, o_.ifname, o_.tcp_streams, o_.shm_single_copy_from);
+  CCSCOPE_ASSIGN_OR_RETURN(device_, openDevice(cfg_, info_));
   if (cfg_.transport != "mpi") {
     CCSCOPE_ASSIGN_OR_RETURN(transport_, transports::makeTransport(cfg_.transport, measured));
     Status s = transport_->connect(client, Deadline::afterSeconds(cfg_.timeout_s));
@@ -274,11 +308,17 @@ Status BenchRank::makeTurns(
     std::vector<std::unique_ptr<collectives::CollectiveBackend>>& backends) {
   std::set<std::string> said;  // a line about the transport once, not once per algorithm
   for (const std::string& algo : algos) {
-    CCSCOPE_ASSIGN_OR_RETURN(auto backend,
-                             makeBackend(algo, transport_.get(), harness_.get(), cfg_));
+    CCSCOPE_ASSIGN_OR_RETURN(
+        auto backend, makeBackend(algo, transport_.get(), harness_.get(), cfg_, device_.get()));
     if (!transport_) backend = watched(std::move(backend), dog);
     if (recording_) backend->setFlightRecorder(&recorder_);
     if (algos.size() == 1 && cfg_.algorithms.size() > 1) sink().onSection("algorithm: " + algo);
+    if (device_ && said.insert("buffers").second)
+      sink().onSection(fmt::format("buffers: {} ({} rank {}); {}", device_->describe(),
+                                   hostName(), info_.rank,
+                                   backend->dataPath() == "device"
+                                       ? "moved device to device"
+                                       : "staged through pinned host buffers"));
     std::istringstream notes(backend->setupNote());
     for (std::string line; std::getline(notes, line);)
       if (!line.empty() && said.insert(line).second) sink().onSection(line);
@@ -311,7 +351,7 @@ Status BenchRank::sweep(const std::vector<std::string>& algos, Watchdog& dog,
   std::optional<bench::WaitSampler> sampler;
   if (transport_ && info_.size > 1)
     sampler.emplace(recording_ ? &recorder_ : nullptr, info_.rank, info_.size, sample_period_);
-  CCSCOPE_ASSIGN_OR_RETURN(auto summary, bench::runSweep(cfg_, turns, sink()));
+  CCSCOPE_ASSIGN_OR_RETURN(auto summary, bench::runSweep(cfg_, turns, sink(), deviceDataFactory()));
   if (sampler)
     CCSCOPE_RETURN_IF_ERROR(reportWaits(*sampler, fmt::format("{}", fmt::join(algos, ","))));
   total.rows += summary.rows;

@@ -21,6 +21,10 @@ struct BenchConfig {
   // shared), so no algorithm is always first or last.
   int64_t first_turn = -1;
   std::string transport = "shm";
+  // --device host|cuda: where the buffers are. With cuda each rank takes the GPU of its local
+  // rank (modulo gpus_per_node when set, else modulo the GPUs it sees).
+  std::string device = "host";
+  int gpus_per_node = 0;
   uint64_t min_bytes = 8;
   uint64_t max_bytes = 64ull << 20;
   double factor = 2;  // multiplicative step (-f)

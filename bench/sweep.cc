@@ -21,8 +21,13 @@ namespace {
 
 class SizeRunner {
  public:
-  SizeRunner(const BenchConfig& cfg, CollectiveBackend& b)
-      : cfg_(cfg), b_(b), stats_(cfg.iters + 1) {}
+  // stats_: the back-to-back mean, one latency per iteration, the device-timed mean.
+  SizeRunner(const BenchConfig& cfg, CollectiveBackend& b, std::unique_ptr<BufferData> device_data)
+      : cfg_(cfg),
+        b_(b),
+        stats_(cfg.iters + 2),
+        own_data_(std::move(device_data)),
+        data_(own_data_ ? own_data_.get() : &hostBufferData()) {}
 
   Deadline opDeadline() const { return Deadline::afterSeconds(cfg_.timeout_s); }
   CollectiveBackend& backend() { return b_; }
@@ -38,11 +43,13 @@ class SizeRunner {
     int64_t wrong = 0;
     for (int c = 0; c < cfg_.checks; ++c) {
       // Poison the whole receive buffer first: a collective that writes nothing must fail.
-      poison(ctx, b_.recvBuffer(), std::max(geo.in_elems, geo.out_elems));
-      fillInput(ctx, in);
+      CCSCOPE_RETURN_IF_ERROR(
+          data_->poison(ctx, b_.recvBuffer(), std::max(geo.in_elems, geo.out_elems)));
+      CCSCOPE_RETURN_IF_ERROR(data_->fillInput(ctx, in));
       if (b_.rank() == cfg_.corrupt_rank && c == 0) b_.corruptNextResult();
       CCSCOPE_RETURN_IF_ERROR(b_.run(in_place, opDeadline()));
-      wrong += countWrong(ctx, out);
+      CCSCOPE_ASSIGN_OR_RETURN(int64_t w, data_->countWrong(ctx, out));
+      wrong += w;
     }
     std::vector<int64_t> w{wrong};
     CCSCOPE_RETURN_IF_ERROR(b_.sumInts(w, opDeadline()));
@@ -62,6 +69,7 @@ class SizeRunner {
     if (from >= to) return Status::ok();
     // Back-to-back iterations: the mean per operation (what nccl-tests reports).
     CCSCOPE_RETURN_IF_ERROR(b_.barrier(opDeadline()));
+    CCSCOPE_RETURN_IF_ERROR(mark(0));
     int64_t t0 = core::nowNs();
     for (int i = from; i < to; ++i) {
       if (skip_next_) {  // test-only: this rank skips one collective
@@ -71,12 +79,21 @@ class SizeRunner {
       CCSCOPE_RETURN_IF_ERROR(b_.run(in_place, opDeadline()));
     }
     p.back_to_back_ns += core::nowNs() - t0;
-    // Barrier-separated iterations: the per-iteration distribution.
+    CCSCOPE_RETURN_IF_ERROR(mark(1));
+    CCSCOPE_ASSIGN_OR_RETURN(double dev_us, deviceUs(0, 1));
+    p.device_us += dev_us;
+    // Barrier-separated iterations: the per-iteration distribution (from the device's events
+    // where the buffers are on a GPU).
     for (int i = from; i < to; ++i) {
       CCSCOPE_RETURN_IF_ERROR(b_.barrier(opDeadline()));
+      CCSCOPE_RETURN_IF_ERROR(mark(2));
       int64_t s = core::nowNs();
       CCSCOPE_RETURN_IF_ERROR(b_.run(in_place, opDeadline()));
       p.lat[i] = (core::nowNs() - s) / 1e3;
+      CCSCOPE_RETURN_IF_ERROR(mark(3));
+      if (b_.device()) {
+        CCSCOPE_ASSIGN_OR_RETURN(p.lat[i], deviceUs(2, 3));
+      }
     }
     return Status::ok();
   }
@@ -88,9 +105,11 @@ class SizeRunner {
     m.wrong = p.wrong;
     stats_[0] = p.back_to_back_ns / 1e3 / cfg_.iters;
     std::copy(p.lat.begin(), p.lat.end(), stats_.begin() + 1);
+    stats_.back() = b_.device() ? p.device_us / cfg_.iters : -1;
     CCSCOPE_RETURN_IF_ERROR(b_.maxDoubles(stats_, opDeadline()));
     m.time_us = stats_[0];
-    m.lat = latencyStats(std::vector<double>(stats_.begin() + 1, stats_.end()));
+    m.lat = latencyStats(std::vector<double>(stats_.begin() + 1, stats_.end() - 1));
+    m.device_time_us = stats_.back();
     m.in_place = in_place;
     return m;
   }
@@ -125,11 +144,20 @@ class SizeRunner {
   struct Partial {
     int64_t wrong = -1;
     int64_t back_to_back_ns = 0;
+    double device_us = 0;     // the back-to-back loops on the device's clock
     std::vector<double> lat;  // us, by iteration
   };
+  // Device timing: marks on the GPU's stream; nothing for host buffers.
+  Status mark(int index) { return b_.device() ? b_.device()->mark(index) : Status::ok(); }
+  core::Result<double> deviceUs(int from, int to) {
+    if (!b_.device()) return 0.0;
+    return b_.device()->elapsedUs(from, to);
+  }
   const BenchConfig& cfg_;
   CollectiveBackend& b_;
   std::vector<double> stats_;
+  std::unique_ptr<BufferData> own_data_;
+  BufferData* data_;
   Partial partial_[2];
 
  public:
@@ -171,6 +199,8 @@ void fillIdentity(reports::Measurement& m, const BenchConfig& cfg, CollectiveBac
   m.redop = collectives::isReduction(op.collective) ? core::reduceOpName(op.op) : "none";
   m.iters = cfg.iters;
   m.busbw_factor = factor;
+  m.buffers = b.device() ? "cuda" : "host";
+  m.path = b.dataPath();
   m.algbw_gbps = m.time_us > 0 ? static_cast<double>(m.bytes) / (m.time_us * 1e3) : 0;
   m.busbw_gbps = m.algbw_gbps * factor;
 }
@@ -184,12 +214,17 @@ size_t largestBuffer(const std::vector<SizePlan>& plans) {
 // One pair of buffers for the whole sweep: the first backend allocates it and the others share
 // it where they can.
 Status allocateRunners(const BenchConfig& cfg, const std::vector<CollectiveBackend*>& backends,
-                       size_t need, std::vector<SizeRunner>& runners) {
+                       size_t need, DeviceDataFactory device_data,
+                       std::vector<SizeRunner>& runners) {
   runners.reserve(backends.size());
   for (CollectiveBackend* b : backends) {
     if (b == backends.front() || !b->shareBuffers(*backends.front(), need))
       CCSCOPE_RETURN_IF_ERROR(b->allocate(need, cfg.host_pages));
-    runners.emplace_back(cfg, *b);
+    std::unique_ptr<BufferData> data;
+    if (b->device() && !device_data)
+      return Status(core::Code::kInternal, "device buffers and no way to fill them");
+    if (b->device()) data = device_data(*b->device());
+    runners.emplace_back(cfg, *b, std::move(data));
   }
   return Status::ok();
 }
@@ -309,12 +344,14 @@ core::Result<size_t> bufferBytes(const BenchConfig& cfg, int ranks) {
 
 core::Result<reports::RunSummary> runSweep(const BenchConfig& cfg,
                                            const std::vector<CollectiveBackend*>& backends,
-                                           reports::ResultSink& sink) {
+                                           reports::ResultSink& sink,
+                                           DeviceDataFactory device_data) {
   const int ranks = backends.front()->size(), rank = backends.front()->rank();
   std::vector<uint64_t> sizes = sweepSizes(cfg);
   CCSCOPE_ASSIGN_OR_RETURN(std::vector<SizePlan> plans, planSizes(cfg, sizes, ranks));
   std::vector<SizeRunner> runners;
-  CCSCOPE_RETURN_IF_ERROR(allocateRunners(cfg, backends, largestBuffer(plans), runners));
+  CCSCOPE_RETURN_IF_ERROR(
+      allocateRunners(cfg, backends, largestBuffer(plans), device_data, runners));
   // Asked for huge pages and not given them: said once, above the figures it explains.
   if (std::string note = backends.front()->allocationNote(); !note.empty()) sink.onSection(note);
   CCSCOPE_ASSIGN_OR_RETURN(int64_t first, drawFirstTurn(cfg, backends));

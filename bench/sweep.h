@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench/bench_config.h"
+#include "bench/buffer_data.h"
 #include "collectives/collective_backend.h"
 #include "core/status.h"
 #include "reports/measurement.h"
@@ -22,9 +23,10 @@ core::Result<size_t> bufferBytes(const BenchConfig& cfg, int ranks);
 
 // Runs on every rank (the statistics are collective); only rank 0 should pass a writing sink.
 // A failed collective (deadline, dead peer) ends the sweep with that status; rows already
-// produced have reached the sink.
+// produced have reached the sink. Backends with device buffers are filled and checked by what
+// `device_data` makes (without it, such a sweep is refused).
 core::Result<reports::RunSummary> runSweep(
     const BenchConfig& cfg, const std::vector<collectives::CollectiveBackend*>& backends,
-    reports::ResultSink& sink);
+    reports::ResultSink& sink, DeviceDataFactory device_data = nullptr);
 
 }  // namespace ccscope::bench

@@ -11,20 +11,44 @@ constexpr size_t kMinBytes = 64;
 constexpr size_t kMinScratchBytes = 4096;
 }  // namespace
 
+void BackendBuffers::Registered::release() {
+  reg.reset();
+  if (device && dev) device->release(dev);
+  dev = nullptr;
+  buf = core::HostBuffer();
+}
+
+// Memory of `bytes` (host pages or the GPU's), registered with the transport.
+Status BackendBuffers::fill(Registered& r, size_t bytes, core::HostPages pages) {
+  r.release();
+  r.device = device_;
+  if (device_) {
+    CCSCOPE_ASSIGN_OR_RETURN(void* p, device_->allocate(bytes));
+    r.dev = static_cast<char*>(p);
+    r.dev_len = bytes;
+    CCSCOPE_ASSIGN_OR_RETURN(r.reg, t_->registerMemory(r.dev, bytes, transports::MemoryKind::kCuda,
+                                                       device_->device()));
+    return Status::ok();
+  }
+  CCSCOPE_ASSIGN_OR_RETURN(r.buf, core::HostBuffer::allocate(bytes, pages));
+  CCSCOPE_ASSIGN_OR_RETURN(r.reg, t_->registerMemory(r.buf.data(), r.buf.size()));
+  return Status::ok();
+}
+
 Status BackendBuffers::allocate(size_t max_bytes, core::HostPages pages) {
   const size_t bytes = std::max(max_bytes, kMinBytes);
   pages_ = pages;
   for (auto* which : {&send_, &recv_}) {
     auto rb = std::make_shared<Registered>();
-    CCSCOPE_ASSIGN_OR_RETURN(rb->buf, core::HostBuffer::allocate(bytes, pages));
-    CCSCOPE_ASSIGN_OR_RETURN(rb->reg, t_->registerMemory(rb->buf.data(), rb->buf.size()));
+    CCSCOPE_RETURN_IF_ERROR(fill(*rb, bytes, pages));
     *which = std::move(rb);
   }
   return Status::ok();
 }
 
 bool BackendBuffers::share(const BackendBuffers& other, size_t max_bytes) {
-  if (other.t_ != t_ || !other.send_ || other.capacity() < std::max(max_bytes, kMinBytes))
+  if (other.t_ != t_ || other.device_ != device_ || !other.send_ ||
+      other.capacity() < std::max(max_bytes, kMinBytes))
     return false;
   pages_ = other.pages_;
   send_ = other.send_;
@@ -33,18 +57,13 @@ bool BackendBuffers::share(const BackendBuffers& other, size_t max_bytes) {
 }
 
 std::string BackendBuffers::allocationNote() const {
-  if (!send_) return "";
+  if (!send_ || device_) return "";
   return core::hugePageShortfall({&send_->buf, &recv_->buf}, pages_);
 }
 
 Status BackendBuffers::ensureScratch(size_t bytes) {
-  if (bytes <= scratch_.buf.size() && scratch_.buf.data()) return Status::ok();
-  scratch_.reg.reset();
-  CCSCOPE_ASSIGN_OR_RETURN(scratch_.buf,
-                           core::HostBuffer::allocate(std::max(bytes, kMinScratchBytes), pages_));
-  CCSCOPE_ASSIGN_OR_RETURN(scratch_.reg,
-                           t_->registerMemory(scratch_.buf.data(), scratch_.buf.size()));
-  return Status::ok();
+  if (bytes <= scratch_.size() && scratch_.data()) return Status::ok();
+  return fill(scratch_, std::max(bytes, kMinScratchBytes), pages_);
 }
 
 Buffers BackendBuffers::regions() const {

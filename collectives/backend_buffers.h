@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "collectives/device_runtime.h"
 #include "collectives/executor.h"
 #include "core/host_memory.h"
 #include "core/status.h"
@@ -17,6 +18,8 @@ namespace ccscope::collectives {
 class BackendBuffers {
  public:
   explicit BackendBuffers(transports::Transport& t) : t_(&t) {}
+  // Buffers on this GPU instead of host memory (before allocate); registered as CUDA memory.
+  void setDevice(DeviceRuntime* d) { device_ = d; }
 
   // Send and receive buffers of max_bytes each (at least 64) on `pages`; scratch takes the same.
   core::Status allocate(size_t max_bytes, core::HostPages pages);
@@ -29,21 +32,33 @@ class BackendBuffers {
   std::string allocationNote() const;
 
   bool allocated() const { return send_ != nullptr; }
-  size_t capacity() const { return send_ ? send_->buf.size() : 0; }  // bytes of each
-  char* send() const { return send_ ? send_->buf.data() : nullptr; }
-  char* recv() const { return recv_ ? recv_->buf.data() : nullptr; }
+  size_t capacity() const { return send_ ? send_->size() : 0; }  // bytes of each
+  char* send() const { return send_ ? send_->data() : nullptr; }
+  char* recv() const { return recv_ ? recv_->data() : nullptr; }
   // Out of place: input is the send buffer, output the receive buffer. Allocated only.
   Buffers regions() const;
   // In place: input and output inside the receive buffer, at these byte offsets.
   core::Result<Buffers> inPlace(size_t in_offset, size_t out_offset) const;
 
  private:
-  // Host memory and its registration, destroyed registration first.
+  // Host or device memory and its registration, destroyed registration first.
   struct Registered {
     core::HostBuffer buf;
+    DeviceRuntime* device = nullptr;  // set: the memory is dev, on this GPU
+    char* dev = nullptr;
+    size_t dev_len = 0;
     transports::Registration reg;
+    Registered() = default;
+    Registered(const Registered&) = delete;
+    Registered& operator=(const Registered&) = delete;
+    ~Registered() { release(); }
+    char* data() const { return device ? dev : buf.data(); }
+    size_t size() const { return device ? dev_len : buf.size(); }
+    void release();
   };
+  core::Status fill(Registered& r, size_t bytes, core::HostPages pages);
   transports::Transport* t_;
+  DeviceRuntime* device_ = nullptr;
   core::HostPages pages_ = core::HostPages::kBase;  // as allocate() was asked; scratch too
   std::shared_ptr<Registered> send_, recv_;         // shared by the backends of one sweep
   Registered scratch_;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "collectives/collective.h"
+#include "collectives/device_runtime.h"
 #include "core/deadline.h"
 #include "core/dtype.h"
 #include "core/flight_record.h"
@@ -55,6 +56,12 @@ class CollectiveBackend {
   virtual std::string allocationNote() const { return ""; }
   virtual char* sendBuffer() = 0;
   virtual char* recvBuffer() = 0;
+  // The GPU the buffers live on; nullptr for host buffers. The harness fills and checks device
+  // buffers with kernels there, and times on its stream as well as on the host clock.
+  virtual DeviceRuntime* device() { return nullptr; }
+  // How the transport moves the buffers: "host", "device" (device to device) or "staged"
+  // (device buffers through pinned host buffers, for a transport that moves host memory only).
+  virtual std::string dataPath() const { return "host"; }
   // Outside the timed region: build the schedule / plan for one size, dtype, op.
   virtual core::Status prepare(const OpConfig& cfg) = 0;
   // One collective. In place: input and output live in the receive buffer at the offsets of

@@ -37,6 +37,8 @@ class ComputeBackend {
   virtual bool anyFinished() const { return false; }
   // A started step that finished since the last call (in any order); false when none.
   virtual bool nextFinished(uint32_t* /*token*/) { return false; }
+  // Test-only fault injection: flips the lowest bit of the byte at p (in this backend's memory).
+  virtual void flipLowBit(char* p) { *p = static_cast<char>(*p ^ 1); }
 };
 
 // The host's cores: every step finishes inside start().

@@ -294,7 +294,7 @@ Status Executor::run(transports::Transport& t, const Buffers& bufs, core::Deadli
   if (corrupt && corrupt_op_ != UINT32_MAX) {
     char* dst = addr(bufs, sched_->ops[corrupt_op_].dst, 1);
     // Flip the lowest bit of the element's low byte: wrong in every dtype, exact checks see it.
-    if (dst) dst[0] = static_cast<char>(dst[0] ^ 1);
+    if (dst) compute_->flipLowBit(dst);
   }
   return Status::ok();
 }

@@ -21,6 +21,18 @@ core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transport
       !std::any_of(allAlgorithms().begin(), allAlgorithms().end(),
                    [&](const AlgorithmInfo& a) { return o.algorithm == a.name; }))
     return Status(Code::kInvalidArgument, fmt::format("unknown algorithm '{}'", o.algorithm));
+  if (o.device) {
+    // auto calibrates on a host buffer of its own; a device transport refuses host memory.
+    if (o.algorithm == "auto")
+      return Status(Code::kUnsupported, "--algo auto calibrates on host buffers: with --device "
+                                        "cuda name the algorithms (or all)");
+    if (!t.caps().memory_kinds.has(transports::MemoryKind::kCuda))
+      return Status(Code::kUnsupported,
+                    fmt::format("{} moves {} memory, not device buffers", t.name(),
+                                t.caps().memory_kinds.names()));
+    b->bufs_.setDevice(o.device);
+    b->exec_.setCompute(&o.device->compute());
+  }
   if (!harness) {
     CCSCOPE_ASSIGN_OR_RETURN(b->own_harness_, HarnessChannel::sharing(t));
   }

@@ -23,6 +23,8 @@ struct AlgorithmOptions {
   size_t segment_bytes = 0;  // 0: chosen from the message size
   double timeout_s = 30;     // deadline of each collective auto runs while calibrating
   core::HostPages host_pages = core::HostPages::kBase;  // of auto's calibration buffer
+  // Buffers and local steps on this GPU (it must outlive the backend); nullptr: host memory.
+  DeviceRuntime* device = nullptr;
 };
 
 class ScheduleBackend final : public CollectiveBackend, private CandidateRunner {
@@ -43,6 +45,8 @@ class ScheduleBackend final : public CollectiveBackend, private CandidateRunner 
   std::string allocationNote() const override { return bufs_.allocationNote(); }
   char* sendBuffer() override { return bufs_.send(); }
   char* recvBuffer() override { return bufs_.recv(); }
+  DeviceRuntime* device() override { return opts_.device; }
+  std::string dataPath() const override { return opts_.device ? "device" : "host"; }
   core::Status prepare(const OpConfig& cfg) override;
   core::Status run(bool in_place, core::Deadline deadline) override;
   core::Status barrier(core::Deadline deadline) override;

@@ -146,6 +146,9 @@ core::Result<Measurement> measurementFromJson(const json& j) {
   CCSCOPE_RETURN_IF_ERROR(getNumber(j, "iters", m.iters, false));
   CCSCOPE_RETURN_IF_ERROR(getNumber(j, "busbw_factor", m.busbw_factor, false));
   CCSCOPE_RETURN_IF_ERROR(getNumber(j, "wrong", m.wrong, false));
+  CCSCOPE_RETURN_IF_ERROR(getString(j, "buffers", m.buffers, false));
+  CCSCOPE_RETURN_IF_ERROR(getString(j, "path", m.path, false));
+  CCSCOPE_RETURN_IF_ERROR(getNumber(j, "device_time_us", m.device_time_us, false));
   if (j.contains("in_place")) {
     if (!j["in_place"].is_boolean()) return fieldError("in_place", "a boolean");
     m.in_place = j["in_place"].get<bool>();

@@ -38,6 +38,11 @@ json toJson(const Measurement& m) {
   if (!m.requested_algorithm.empty() && m.requested_algorithm != m.algorithm)
     j["requested_algorithm"] = m.requested_algorithm;
   if (!m.note.empty()) j["note"] = m.note;
+  if (m.buffers != "host") {
+    j["buffers"] = m.buffers;
+    j["path"] = m.path;
+  }
+  if (m.device_time_us >= 0) j["device_time_us"] = m.device_time_us;
   if (!m.lat.hist.empty()) {
     json h = json::array();
     for (const HistBucket& b : m.lat.hist) h.push_back({b.lower_us, b.count});

@@ -43,6 +43,10 @@ struct Measurement {
   int64_t wrong = -1;  // elements wrong summed over ranks; -1: not checked
   LatencyStats lat;
   std::string note;  // e.g. why --algo auto picked this algorithm
+  // --device cuda: where the buffers were ("host" or "cuda") and how the transport moved them
+  // ("device": device to device; "staged": through pinned host buffers; "host").
+  std::string buffers = "host", path = "host";
+  double device_time_us = -1;  // mean per operation from CUDA events, max over ranks; -1: none
 };
 
 // The algorithm a row stands for in series and comparisons: "auto" for auto's rows (whose

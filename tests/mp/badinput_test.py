@@ -5,9 +5,12 @@ that names the culprit, prints no rows and does not hang; a refused process leav
     badinput_test.py --ccscope BIN [--deadline S] CASE [ARGS...]
     badinput NAME               one bad command line, variable or port (see the tables below)
     token_refused_job_survives  a wrong-token process is refused, the real job still completes
+    no_gpu device|cuda-ipc      --device cuda or --transport cuda-ipc where no GPU is usable:
+                                exit 5 with one line giving CUDA's own reason (runs where one is)
 """
 
 import os
+import re
 import socket
 import sys
 import time
@@ -57,6 +60,11 @@ def bad_command_lines(binary):
                                       ["--timeout", "-5s"]),
         "diagnose_nan_max_clock_skew": ([binary, "diagnose", "--np", "2",
                                          "--max-clock-skew", "NaN"], ["--max-clock-skew", "nan"]),
+        "bad_device": (bench(binary, "--np", "2", "--device", "tpu"), ["--device", "tpu"]),
+        "device_cuda_mpi": (bench(binary, "--np", "2", "--device", "cuda", "--transport", "mpi"),
+                            ["--device cuda", "MPI"]),
+        "device_cuda_auto": (bench(binary, "--np", "2", "--device", "cuda", "--algo", "auto"),
+                             ["--algo auto", "--device cuda"]),
     }
 
 
@@ -180,6 +188,31 @@ def case_token_refused_job_survives(h, binary, mpirun):
     verify_sweep(h, r0, rc0, js, transport="shm", ranks=2, sizes=sweep_sizes("8", "1K", 4),
                  dtypes=["float"], ops=["sum"])
     log("intruder refused with exit 2; the job completed with rank 1")
+
+
+def case_no_gpu(h, binary, mpirun, which):
+    """Without a usable GPU: exit 5 and one line with CUDA's reason (its error name in
+    parentheses), no rows, no hang. Where a GPU is usable the same command must simply pass."""
+    flags = ["--device", "cuda"] if which == "device" else ["--transport", "cuda-ipc"]
+    p = h.start(bench(binary, "--np", "2", *flags, *SMALL))
+    rc = h.wait(p, 60)
+    err = h.stderr(p)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    if rc == 0:
+        log(f"{' '.join(flags)}: a GPU is usable here; the run passed")
+        return
+    check(rc == 5, f"exit code {rc}, expected 5 (no GPU) or 0 (a GPU)\n{h.describe(p)}")
+    check(len(lines) == 1, f"expected exactly one stderr line, got {len(lines)}:\n{err}")
+    check(" ".join(flags) in lines[0],
+          f"the line does not name {' '.join(flags)}: {lines[0]!r}")
+    # CUDA's own words: a cuda* call and its error name ("(cudaErrorNoDevice 100)"), or that
+    # this build has no CUDA at all.
+    check(re.search(r"cuda[A-Za-z]+: .*\((cudaError[A-Za-z]+|CUDA_ERROR_[A-Z_]+) \d+\)",
+                    lines[0]) or "built without CUDA" in lines[0],
+          f"the line gives no CUDA reason: {lines[0]!r}")
+    table = [ln for ln in h.stdout(p).splitlines() if ln.strip() and not ln.startswith("#")]
+    check(not table, f"printed result rows: {table[:3]}")
+    log(f"exit 5 in {p.wall:.2f} s: {lines[0]}")
 
 
 def case_huge_timeout_runs(h, binary, mpirun, timeout="1e30"):

@@ -1,0 +1,105 @@
+// The CUDA-IPC transport's class, shared by its connect/close and its data path files.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "core/host_memory.h"
+#include "transports/cuda_ipc/cuda_ipc_control.h"
+#include "transports/cuda_ipc/cuda_ipc_transport.h"
+
+namespace ccscope::transports::cuda_ipc {
+
+// What registering device memory learned once: the allocation's IPC handle and base.
+struct ExportedRange {
+  cudaIpcMemHandle_t handle{};
+  const char* alloc_base = nullptr;
+};
+
+class CudaIpcTransport final : public Transport {
+ public:
+  explicit CudaIpcTransport(TransportOptions opts) : opts_(std::move(opts)) {}
+  ~CudaIpcTransport() override { close(); }
+  CudaIpcTransport(const CudaIpcTransport&) = delete;
+  CudaIpcTransport& operator=(const CudaIpcTransport&) = delete;
+
+  const char* name() const override { return "cuda-ipc"; }
+  Capabilities caps() const override {
+    Capabilities c;
+    c.memory_kinds = {MemoryKind::kCuda};
+    c.max_inflight_per_peer = kEventsPerPeer;
+    // A copy engine moves a small message in a few microseconds; segments below 256 KiB only
+    // add announcements and events.
+    c.min_segment_bytes = size_t{256} * 1024;
+    return c;
+  }
+  core::Status connect(launch::Bootstrap& bs, core::Deadline deadline) override;
+  core::Status progress() override;
+  void abortPeer(int peer, const core::Status& why) override;
+  void close() override;
+
+ protected:
+  void blockFor(int64_t max_ns) override;
+  core::Result<MemoryKeys> doRegister(char* base, size_t len, MemoryKind kind,
+                                      int device) override;
+  void doDeregister(const MemoryRegion& mr) override;
+  core::Result<Request> doPost(Dir dir, int peer, uint32_t tag, const MemoryRegion& view) override;
+  void cancelPending(uint32_t slot) override;
+
+ private:
+  struct Copy {
+    uint32_t slot;
+    uint32_t event;
+  };
+  struct Peer {
+    std::deque<uint32_t> sends;      // announced, waiting for the receiver's kDone
+    std::deque<Copy> acked;          // copied by the receiver: waiting on its event
+    std::deque<uint32_t> recvs;      // posted, not matched yet
+    std::deque<Ctrl> announces;      // arrived, not matched yet
+    std::deque<Copy> copies;         // ours, on the stream
+    uint64_t send_seq = 0, recv_seq = 0;
+    cudaStream_t stream = nullptr;
+    std::vector<cudaEvent_t> own_events;   // exported: our copies of this peer's messages
+    std::vector<cudaEvent_t> peer_events;  // imported: the peer's copies of our messages
+    std::map<std::array<char, sizeof(cudaIpcMemHandle_t)>, char*> opened;
+    std::deque<Ctrl> ctrl_out;        // waiting for a free control send buffer
+    std::vector<Request> ctrl_sends;  // per control send buffer (invalid: free)
+    bool dead = false;
+  };
+  core::Status connectControl(launch::Bootstrap& bs, core::Deadline deadline);
+  core::Status exchangeEvents(launch::Bootstrap& bs, core::Deadline deadline);
+  core::Status postControlRecv(int peer, uint32_t index);
+  void sendControl(int peer, const Ctrl& c);
+  void flushControl(int peer);
+  core::Status reapControl();
+  void onControl(int peer, const Ctrl& c);
+  void onDone(int peer, const Ctrl& c);
+  void matchPeer(int peer);
+  void matchOne(int peer, uint32_t slot, const Ctrl& a);
+  void pollPeer(int peer);
+  core::Result<char*> openPeerMemory(int peer, const cudaIpcMemHandle_t& h);
+  void failPeer(int peer, const core::Status& why);
+  char* ctrlBuf(int peer, bool recv, uint32_t index);
+
+  TransportOptions opts_;
+  std::unique_ptr<Transport> ctrl_;  // shm: announcements and acknowledgements
+  core::HostBuffer ctrl_mem_;
+  Registration ctrl_reg_;
+  // Control request slot -> (peer << 16 | recv << 15 | index); -1: not ours.
+  std::vector<int64_t> ctrl_owner_;
+  std::vector<Peer> peers_;
+  std::vector<std::unique_ptr<ExportedRange>> exported_;
+  int device_ = -1;
+  bool closed_ = false;
+};
+
+inline constexpr size_t kCtrlSlotBytes = 128;
+static_assert(sizeof(Ctrl) <= kCtrlSlotBytes);
+
+}  // namespace ccscope::transports::cuda_ipc

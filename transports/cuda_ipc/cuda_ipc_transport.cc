@@ -1,0 +1,222 @@
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+#include "core/cuda_status.h"
+#include "transports/cuda_ipc/cuda_ipc_impl.h"
+
+namespace ccscope::transports {
+
+namespace cuda_ipc {
+
+using core::Code;
+using core::Layer;
+using core::Status;
+
+namespace {
+
+std::string toHex(const void* p, size_t n) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(2 * n, '0');
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (size_t i = 0; i < n; ++i) {
+    out[2 * i] = kDigits[b[i] >> 4];
+    out[2 * i + 1] = kDigits[b[i] & 15];
+  }
+  return out;
+}
+
+bool fromHex(const std::string& s, void* p, size_t n) {
+  if (s.size() != 2 * n) return false;
+  auto* b = static_cast<unsigned char*>(p);
+  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  for (size_t i = 0; i < n; ++i) b[i] = static_cast<unsigned char>(nibble(s[2 * i]) << 4 | nibble(s[2 * i + 1]));
+  return true;
+}
+
+// cuMemGetAddressRange through the runtime's entry-point lookup: the binary then needs no
+// libcuda at link time, and runs (and says why it cannot) where no driver is installed.
+using GetAddressRange = int (*)(uintptr_t* base, size_t* size, uintptr_t ptr);
+
+core::Result<GetAddressRange> addressRangeFn() {
+  static void* fn = nullptr;
+  if (fn) return reinterpret_cast<GetAddressRange>(fn);
+  cudaDriverEntryPointQueryResult q{};
+  CCSCOPE_CUDA_RETURN("cudaGetDriverEntryPointByVersion",
+                      cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000,
+                                                       cudaEnableDefault, &q));
+  if (!fn || q != cudaDriverEntryPointSuccess)
+    return Status(Code::kUnavailable, "the CUDA driver has no cuMemGetAddressRange")
+        .withLayer(Layer::kGpu);
+  return reinterpret_cast<GetAddressRange>(fn);
+}
+
+}  // namespace
+
+char* CudaIpcTransport::ctrlBuf(int peer, bool recv, uint32_t index) {
+  const size_t per_peer = kCtrlRecvsPerPeer + kCtrlSendsPerPeer;
+  return ctrl_mem_.data() +
+         (static_cast<size_t>(peer) * per_peer + (recv ? 0 : kCtrlRecvsPerPeer) + index) *
+             kCtrlSlotBytes;
+}
+
+Status CudaIpcTransport::connectControl(launch::Bootstrap& bs, core::Deadline deadline) {
+  TransportOptions o = opts_;
+  o.scope = opts_.scope + "cudaipc-";
+  CCSCOPE_ASSIGN_OR_RETURN(ctrl_, makeTransport("shm", o));
+  if (Status s = ctrl_->connect(bs, deadline); !s.isOk())
+    return s.prepend("cuda-ipc's control channel (shm: every rank must be on this node)");
+  const size_t bytes =
+      static_cast<size_t>(size_) * (kCtrlRecvsPerPeer + kCtrlSendsPerPeer) * kCtrlSlotBytes;
+  ctrl_mem_ = core::HostBuffer(bytes);
+  CCSCOPE_ASSIGN_OR_RETURN(ctrl_reg_, ctrl_->registerMemory(ctrl_mem_.data(), bytes));
+  ctrl_owner_.assign(ctrl_->requests().capacity(), -1);
+  return Status::ok();
+}
+
+// Each rank exports kEventsPerPeer interprocess events per peer (recorded by its copies of
+// that peer's messages) and opens the ones each peer exported for it.
+Status CudaIpcTransport::exchangeEvents(launch::Bootstrap& bs, core::Deadline deadline) {
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    Peer& peer = peers_[p];
+    CCSCOPE_CUDA_RETURN("cudaStreamCreateWithFlags",
+                        cudaStreamCreateWithFlags(&peer.stream, cudaStreamNonBlocking));
+    std::string handles;
+    for (uint32_t i = 0; i < kEventsPerPeer; ++i) {
+      cudaEvent_t e = nullptr;
+      CCSCOPE_CUDA_RETURN("cudaEventCreateWithFlags",
+                          cudaEventCreateWithFlags(
+                              &e, cudaEventDisableTiming | cudaEventInterprocess));
+      peer.own_events.push_back(e);
+      cudaIpcEventHandle_t h{};
+      CCSCOPE_CUDA_RETURN("cudaIpcGetEventHandle", cudaIpcGetEventHandle(&h, e));
+      handles += toHex(&h, sizeof h);
+    }
+    CCSCOPE_RETURN_IF_ERROR(bs.put(fmt::format("{}cuda-ipc/ev/{}/{}", opts_.scope, rank_, p),
+                                   handles));
+  }
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    CCSCOPE_ASSIGN_OR_RETURN(
+        std::string v, bs.get(fmt::format("{}cuda-ipc/ev/{}/{}", opts_.scope, p, rank_), deadline));
+    const size_t hex = 2 * sizeof(cudaIpcEventHandle_t);
+    if (v.size() != hex * kEventsPerPeer)
+      return Status(Code::kRemoteError, fmt::format("rank {} published malformed event handles", p))
+          .withLayer(Layer::kGpu);
+    for (uint32_t i = 0; i < kEventsPerPeer; ++i) {
+      cudaIpcEventHandle_t h{};
+      fromHex(v.substr(i * hex, hex), &h, sizeof h);
+      cudaEvent_t e = nullptr;
+      if (cudaError_t err = cudaIpcOpenEventHandle(&e, h); err != cudaSuccess)
+        return core::cudaStatus("cudaIpcOpenEventHandle", err, Layer::kGpu, p)
+            .prepend(fmt::format("opening rank {}'s events (is it on this node?)", p));
+      peers_[p].peer_events.push_back(e);
+    }
+  }
+  return Status::ok();
+}
+
+Status CudaIpcTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
+  initTable(bs.rank(), bs.size());
+  setSpinPolicy(opts_.local_ranks);
+  int n = 0;
+  CCSCOPE_RETURN_IF_ERROR(core::cudaStatus("cudaGetDeviceCount", cudaGetDeviceCount(&n)));
+  if (n == 0)
+    return Status(Code::kUnavailable, "cudaGetDeviceCount: no CUDA device visible")
+        .withLayer(Layer::kGpu);
+  CCSCOPE_CUDA_RETURN("cudaGetDevice", cudaGetDevice(&device_));
+  CCSCOPE_RETURN_IF_ERROR(addressRangeFn().status());
+  peers_ = std::vector<Peer>(size_);
+  CCSCOPE_RETURN_IF_ERROR(connectControl(bs, deadline));
+  CCSCOPE_RETURN_IF_ERROR(exchangeEvents(bs, deadline));
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    peers_[p].ctrl_sends.assign(kCtrlSendsPerPeer, Request{});
+    for (uint32_t i = 0; i < kCtrlRecvsPerPeer; ++i) CCSCOPE_RETURN_IF_ERROR(postControlRecv(p, i));
+  }
+  CCSCOPE_RETURN_IF_ERROR(bs.barrier(opts_.scope + "cuda-ipc-events", deadline));
+  setConnected(true);
+  return Status::ok();
+}
+
+core::Result<MemoryKeys> CudaIpcTransport::doRegister(char* base, size_t /*len*/,
+                                                      MemoryKind /*kind*/, int /*device*/) {
+  CCSCOPE_ASSIGN_OR_RETURN(GetAddressRange range, addressRangeFn());
+  uintptr_t alloc = 0;
+  size_t alloc_len = 0;
+  if (int r = range(&alloc, &alloc_len, reinterpret_cast<uintptr_t>(base)); r != 0)
+    return Status(Code::kInvalidArgument,
+                  fmt::format("cuMemGetAddressRange: {} is not device memory (CUresult {})",
+                              static_cast<void*>(base), r))
+        .withLayer(Layer::kGpu)
+        .withNative("cuMemGetAddressRange", r);
+  auto x = std::make_unique<ExportedRange>();
+  x->alloc_base = reinterpret_cast<const char*>(alloc);
+  CCSCOPE_CUDA_RETURN("cudaIpcGetMemHandle",
+                      cudaIpcGetMemHandle(&x->handle, reinterpret_cast<void*>(alloc)));
+  MemoryKeys k;
+  k.handle = x.get();
+  exported_.push_back(std::move(x));
+  return k;
+}
+
+void CudaIpcTransport::doDeregister(const MemoryRegion& mr) {
+  std::erase_if(exported_, [&](const auto& x) { return x.get() == mr.keys().handle; });
+}
+
+void CudaIpcTransport::blockFor(int64_t max_ns) {
+  // Copies finish on the GPU, which rings no doorbell here: a short sleep, then poll again.
+  std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<int64_t>(max_ns, 20000)));
+}
+
+void CudaIpcTransport::failPeer(int p, const Status& why) {
+  Peer& peer = peers_[p];
+  if (peer.dead) return;
+  peer.dead = true;
+  // Our copies write our own buffers: none may land after the caller got them back.
+  if (peer.stream) cudaStreamSynchronize(peer.stream);
+  table_->failPeer(p, why);
+  peer.sends.clear();
+  peer.acked.clear();
+  peer.recvs.clear();
+  peer.copies.clear();
+  peer.announces.clear();
+}
+
+void CudaIpcTransport::abortPeer(int p, const Status& why) {
+  if (p < 0 || p >= size_ || p == rank_ || peers_.empty() || peers_[p].dead) return;
+  Ctrl c;
+  c.kind = CtrlKind::kAbort;
+  sendControl(p, c);
+  failPeer(p, why);
+  if (ctrl_) ctrl_->progress().ignore();  // best effort: the abort may leave now
+}
+
+void CudaIpcTransport::close() {
+  if (closed_ || peers_.empty()) return;
+  closed_ = true;
+  for (int p = 0; p < size_; ++p) {
+    Peer& peer = peers_[p];
+    if (p == rank_) continue;
+    failPeer(p, Status(Code::kAborted, "cuda-ipc transport closed"));
+    for (auto& [h, ptr] : peer.opened) cudaIpcCloseMemHandle(ptr);
+    for (cudaEvent_t e : peer.own_events) cudaEventDestroy(e);
+    for (cudaEvent_t e : peer.peer_events) cudaEventDestroy(e);
+    if (peer.stream) cudaStreamDestroy(peer.stream);
+    peer = Peer{};
+    peer.dead = true;
+  }
+  ctrl_reg_.reset();
+  if (ctrl_) ctrl_->close();
+  setConnected(false);
+}
+
+}  // namespace cuda_ipc
+
+std::unique_ptr<Transport> makeCudaIpcTransport(const TransportOptions& opts) {
+  return std::make_unique<cuda_ipc::CudaIpcTransport>(opts);
+}
+
+}  // namespace ccscope::transports
