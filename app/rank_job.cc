@@ -21,6 +21,7 @@
 #include "bench/wait_profile.h"
 #include "collectives/harness_channel.h"
 #include "collectives/schedule_backend.h"
+#include "collectives/staged_backend.h"
 #include "core/affinity.h"
 #include "diagnostics/live/flight_dump.h"
 #include "launch/host_identity.h"
@@ -115,9 +116,7 @@ core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
   if (direct) ao.device = device;
   CCSCOPE_ASSIGN_OR_RETURN(auto b, collectives::ScheduleBackend::create(*t, ao, harness));
   std::unique_ptr<collectives::CollectiveBackend> out(std::move(b));
-#ifdef CCSCOPE_HAVE_CUDA_DEVICE
-  if (device && !direct) out = collectives::device::stagedBackend(std::move(out), *device);
-#endif
+  if (device && !direct) out = collectives::stagedBackend(std::move(out), *device);
   return out;
 }
 

@@ -1,6 +1,6 @@
-// The CUDA implementation of DeviceRuntime: the GPU a rank selects, its stream, the reduction
-// kernels of collectives/cuda/ as a compute backend, and the staged path for host transports.
-// No CUDA header here: app/ includes it.
+// The CUDA implementation of DeviceRuntime: the GPU a rank selects, its stream, and the
+// reduction kernels of collectives/cuda/ as a compute backend. No CUDA header here: app/
+// includes it.
 #pragma once
 
 #include <memory>
@@ -18,11 +18,5 @@ core::Status cudaUsable();
 // The GPU of local rank `local_rank`: local_rank % gpus_per_node when gpus_per_node > 0, else
 // local_rank % (the GPUs CUDA_VISIBLE_DEVICES leaves). Several ranks may share one GPU.
 core::Result<std::unique_ptr<DeviceRuntime>> openCudaDevice(int local_rank, int gpus_per_node);
-
-// Device buffers over a transport that moves host memory: `host` (a backend on the transport)
-// works on pinned host buffers; every run copies the input down to them and the output back up,
-// so the time includes both copies (what a GPU-unaware fabric costs).
-std::unique_ptr<CollectiveBackend> stagedBackend(std::unique_ptr<CollectiveBackend> host,
-                                                 DeviceRuntime& device);
 
 }  // namespace ccscope::collectives::device

@@ -12,6 +12,7 @@
 #include "collectives/device/cuda_device.h"
 #include "collectives/harness_channel.h"
 #include "collectives/schedule_backend.h"
+#include "collectives/staged_backend.h"
 #include "tests/cuda/ipc/gpu_probe.h"
 #include "tests/transports/rank_runner.h"
 
@@ -50,7 +51,7 @@ int everyCollective(RankContext& c) {
       auto b = collectives::ScheduleBackend::create(c.transport, ao, channel->get());
       RANK_CHECK(c, b.isOk(), b.status().toString());
       std::unique_ptr<collectives::CollectiveBackend> backend(std::move(*b));
-      if (!direct) backend = collectives::device::stagedBackend(std::move(backend), **dev);
+      if (!direct) backend = collectives::stagedBackend(std::move(backend), **dev);
       BenchConfig cfg;
       cfg.collective = coll;
       cfg.algorithms = {algo};

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "collectives/device/cuda_device.h"
+#include "collectives/staged_backend.h"
 
-namespace ccscope::collectives::device {
+namespace ccscope::collectives {
 
 using core::Status;
 
@@ -103,4 +103,4 @@ std::unique_ptr<CollectiveBackend> stagedBackend(std::unique_ptr<CollectiveBacke
   return std::make_unique<StagedBackend>(std::move(host), device);
 }
 
-}  // namespace ccscope::collectives::device
+}  // namespace ccscope::collectives
