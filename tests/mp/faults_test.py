@@ -7,10 +7,14 @@ rows finished before the fault stay in the JSON Lines file.
     fault K T N V           --np N, signal K (kill|stop) to rank V mid-sweep: exit 3, diagnosis
     fault_torchrun K T N V  the same with torchrun-style ranks we own (per-rank exit codes)
     join_deadline           3 of 4 torchrun-style ranks: exit 3 within the deadline, rank 3 named
+
+CCSCOPE_FAULT_EXTRA_ARGS (shell words) is added to the bench command line of the fault cases, e.g.
+`--device cuda` for scripts/gpu-check.sh; unset, the cases run as above.
 """
 
 import os
 import re
+import shlex
 import signal
 import sys
 import time
@@ -30,8 +34,9 @@ DIAG = re.compile(r"rank (\d+): diagnosis: (.*)")
 
 
 def fault_args(transport, js):
+    extra = shlex.split(os.environ.get("CCSCOPE_FAULT_EXTRA_ARGS", ""))
     return ["--transport", transport, "-b", "1M", "-e", "64M", "-n", "50", "-w", "1",
-            "--timeout", f"{FAULT_TIMEOUT_S}s", "--json", js]
+            "--timeout", f"{FAULT_TIMEOUT_S}s", "--json", js, *extra]
 
 
 def wait_rows(h, js, n_rows, procs, limit=90):

@@ -1,0 +1,318 @@
+"""scripts/gpu-check.sh: the one command for a machine with one NVIDIA GPU. Configures and builds
+ccscope in build/gpu against the dependency pack (scripts/pack-gpu-deps.sh), then runs, each
+timed and each with its own status (pass, fail, or skip with the reason):
+
+  configure, build  cmake (Ninja where it is found), RelWithDebInfo, sm_90; the build's -j is nproc
+  gpu-info          nvidia-smi -L and the GPU's name, driver, memory, compute capability
+  ctest             ctest -L gpu (the GoogleTest binaries under tests/cuda/), counted from JUnit
+  kernel-bench      tests/cuda/kernels/cuda_kernel_bench: pass when both ratios are >= 0.85
+  sanitizer         compute-sanitizer --tool memcheck on tests/cuda/kernels/cuda_kernels_test
+  bench             ccscope bench, every collective x (cuda-ipc, shm, tcp) x (np 2, 4), --device
+                    cuda, --algo all, 1K..4M: pass = exit 0; rows and wrong rows from the JSON
+  fault             tests/mp/faults_test.py `fault kill T 4 2` with --device cuda over cuda-ipc
+                    and shm: the survivors exit 3 within --timeout + 5 s, naming the victim
+
+The whole run keeps to a time budget (default 330 s): a step that would not fit is skipped with
+the reason "time budget". Writes $OUT/gpu-check.json (default build/gpu-check/) after every
+step, and next to it build.log, gpu.log, ctest-gpu.xml, bench.jsonl, bench.log and faults.log.
+Exits 0 once the summary is written, 1 when the build could not even be configured.
+
+Environment: GPU_CHECK_CUDA_ARCHITECTURES (default 90), GPU_CHECK_CMAKE_ARGS (more configure
+arguments, shell words), GPU_CHECK_DEPS (the pack, default build/gpu-deps), GPU_CHECK_BUDGET_S,
+GPU_CHECK_BUILD_LOCK (a file that flock serializes builds on, default /tmp/ccscope-build.lock
+where flock exists; empty: none), GPU_CHECK_NCCL (0: do not look for the pip NCCL package).
+"""
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import gpu_check_bench  # noqa: E402
+from gpu_check_lib import Runner, junit_counts, last_json_object, run, skip_reason  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STEPS = ("configure", "build", "gpu-info", "ctest", "kernel-bench", "sanitizer", "bench", "fault")
+KERNELS = "tests/cuda/kernels"
+MIN_RATIO = 0.85
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="scripts/gpu-check.sh", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--no-build", action="store_true",
+                    help="reuse the configured and built build directory (configure and build "
+                    "skipped)")
+    ap.add_argument("--steps", default=",".join(STEPS),
+                    help="comma-separated steps to run (default: all, in the order above)")
+    ap.add_argument("--budget", type=float,
+                    default=float(os.environ.get("GPU_CHECK_BUDGET_S", "330")),
+                    help="seconds for the whole run (default 330)")
+    ap.add_argument("--build-dir", default=os.path.join(ROOT, "build", "gpu"))
+    ap.add_argument("--out", default=os.environ.get("OUT") or os.path.join(ROOT, "build",
+                                                                          "gpu-check"))
+    a = ap.parse_args(argv)
+    a.steps = [s for s in a.steps.split(",") if s]
+    unknown = [s for s in a.steps if s not in STEPS]
+    if unknown:
+        ap.error(f"unknown steps {unknown}; known: {', '.join(STEPS)}")
+    if a.no_build:
+        a.steps = [s for s in a.steps if s not in ("configure", "build")]
+    a.build_dir = os.path.abspath(a.build_dir)
+    a.out = os.path.abspath(a.out)
+    return a
+
+
+def pip_nccl():
+    """(library, include dir) of the pip package nvidia-nccl-* in the python3 on PATH, whose
+    lib/ holds only libnccl.so.2, which find_library(nccl) does not look for."""
+    py = shutil.which("python3")
+    if not py or os.environ.get("GPU_CHECK_NCCL") == "0":
+        return None
+    code = "import nvidia.nccl as m; print(list(m.__path__)[0])"
+    try:
+        d = subprocess.run([py, "-c", code], capture_output=True, text=True, timeout=30,
+                           check=False).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lib, inc = os.path.join(d, "lib", "libnccl.so.2"), os.path.join(d, "include")
+    if d and os.path.exists(lib) and os.path.exists(os.path.join(inc, "nccl.h")):
+        return lib, inc
+    return None
+
+
+def configure_args(a, deps):
+    cached = cache_value(a.build_dir, "CMAKE_GENERATOR")
+    gen = cached or ("Ninja" if shutil.which("ninja") else "Unix Makefiles")
+    archs = os.environ.get("GPU_CHECK_CUDA_ARCHITECTURES", "90")
+    args = ["cmake", "-S", ROOT, "-B", a.build_dir, "-G", gen, "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+            f"-DCMAKE_PREFIX_PATH={deps}", f"-DCMAKE_CUDA_ARCHITECTURES={archs}"]
+    notes = [gen + (" (as cached)" if cached else ""), f"sm_{archs}"]
+    cuda_nccl = [os.path.join(d, "libnccl.so") for d in ("/usr/local/cuda/lib64",
+                                                          "/usr/local/cuda/lib")]
+    nccl = None if any(map(os.path.exists, cuda_nccl)) else pip_nccl()
+    if nccl:
+        args += [f"-DNCCL_LIBRARY={nccl[0]}", f"-DNCCL_INCLUDE_DIR={nccl[1]}"]
+        notes.append(f"NCCL {nccl[0]}")
+    args += shlex.split(os.environ.get("GPU_CHECK_CMAKE_ARGS", ""))
+    return args, notes
+
+
+def cache_value(build_dir, key):
+    try:
+        with open(os.path.join(build_dir, "CMakeCache.txt"), encoding="utf-8") as f:
+            for ln in f:
+                if ln.startswith(key + ":"):
+                    return ln.split("=", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def step_configure(r, a):
+    deps = os.path.abspath(os.environ.get("GPU_CHECK_DEPS", os.path.join(ROOT, "build",
+                                                                         "gpu-deps")))
+    args, notes = configure_args(a, deps)
+    if not os.path.isdir(deps):
+        notes.append(f"no pack at {deps}: system packages only")
+    res = run(args, min(240, r.left()), r.path("build.log"))
+    cuda = re.search(r"ccscope: (CUDA kernels for [^\n]*|no nvcc[^\n]*)", res.out)
+    notes.append(cuda.group(1) if cuda else "CUDA: not reported")
+    if res.rc != 0:
+        what = "timed out" if res.timed_out else f"exit {res.rc}"
+        r.record("configure", "fail", res.seconds, f"cmake {what}: {error_lines(res)}",
+                 command=shlex.join(args))
+        return False
+    r.record("configure", "pass", res.seconds, ", ".join(notes), command=shlex.join(args))
+    return True
+
+
+def error_lines(res, n=4):
+    """The failed targets and the compiler's or CMake's first errors."""
+    text = res.err + res.out
+    errs = [ln.strip()[:300] for ln in text.splitlines()
+            if re.search(r"^FAILED:|error:|^CMake Error|\*\*\* \[", ln.strip())]
+    return " | ".join(errs[:n]) if errs else res.last_lines(n)
+
+
+def step_build(r, a):
+    jobs = str(os.cpu_count() or 2)
+    # Keep going past a failing target: the steps after it use whatever did build.
+    keep_going = ["-k", "0"] if cache_value(a.build_dir, "CMAKE_GENERATOR") == "Ninja" else ["-k"]
+    args = ["cmake", "--build", a.build_dir, "-j", jobs, "--", *keep_going]
+    lock = os.environ.get("GPU_CHECK_BUILD_LOCK", "/tmp/ccscope-build.lock")
+    if lock and shutil.which("flock"):
+        args = ["flock", lock] + args
+    # The tests after it need about two minutes; the build gets the rest, at least one.
+    res = run(args, max(60, r.left() - 120), r.path("build.log"))
+    if res.rc != 0:
+        what = "timed out" if res.timed_out else f"exit {res.rc}"
+        r.record("build", "fail", res.seconds, f"build {what}: {error_lines(res)}")
+        return
+    r.record("build", "pass", res.seconds, f"-j{jobs}")
+
+
+def step_gpu_info(r, a):
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        r.summary["gpu"] = "none: nvidia-smi not found"
+        r.record("gpu-info", "skip", 0.0, "nvidia-smi not found")
+        return
+    log = r.path("gpu.log")
+    res = run([smi, "-L"], 30, log)
+    query = run([smi, "--query-gpu=name,driver_version,memory.total,compute_cap",
+                 "--format=csv,noheader"], 30, log)
+    gpus = [ln.strip() for ln in res.out.splitlines() if ln.startswith("GPU ")]
+    seconds = res.seconds + query.seconds
+    if res.rc != 0 or not gpus:
+        r.summary["gpu"] = f"none: {res.last_lines(2)}"
+        r.record("gpu-info", "fail", seconds, f"nvidia-smi -L exit {res.rc}: {res.last_lines(2)}")
+        return
+    r.summary["gpu"] = gpus[0] if len(gpus) == 1 else "; ".join(gpus)
+    r.record("gpu-info", "pass", seconds, query.out.strip() or gpus[0], gpus=gpus)
+
+
+def run_ctest(r, a, junit):
+    """ctest -L gpu; where no test carries the label, every test under tests/cuda/ (the GPU
+    tests' directory) instead, said in the returned note. One CUDA context per test: -j nproc."""
+    if os.path.exists(junit):
+        os.remove(junit)
+    args = ["ctest", "-j", str(os.cpu_count() or 2), "--output-junit", junit, "--timeout", "120",
+            "--output-on-failure"]
+    res = run(args[:1] + ["-L", "gpu"] + args[1:], min(240, r.left() - 90), r.path("gpu.log"),
+              cwd=a.build_dir)
+    cuda_dir = os.path.join(a.build_dir, "tests", "cuda")
+    if "No tests were found" not in res.out + res.err or not os.path.isdir(cuda_dir):
+        return res, 0.0, ""
+    first = res.seconds
+    res = run(args, min(240, r.left() - 90), r.path("gpu.log"), cwd=cuda_dir)
+    return res, first, "no test labelled gpu: ran every test under tests/cuda/; "
+
+
+def step_ctest(r, a):
+    junit = r.path("ctest-gpu.xml")
+    res, first, note = run_ctest(r, a, junit)
+    seconds = first + res.seconds
+    if res.timed_out or not os.path.exists(junit):
+        why = "timed out" if res.timed_out else f"exit {res.rc}, no JUnit file"
+        r.record("ctest", "fail", seconds, f"{note}ctest {why}: {res.last_lines(2)}")
+        return
+    passed, failed, skipped, reason, failures = junit_counts(junit)
+    counts = {"passed": passed, "failed": failed, "skipped": skipped}
+    if failed or (res.rc != 0 and not passed + skipped):
+        detail = f"{failed} failed ({', '.join(failures[:5])}), {passed} passed, {skipped} skipped"
+        r.record("ctest", "fail", seconds, note + detail, counts=counts)
+    elif passed:
+        r.record("ctest", "pass", seconds, f"{note}{passed} passed, {skipped} skipped",
+                 counts=counts)
+    elif skipped:
+        r.record("ctest", "skip", seconds, f"{note}all {skipped} skipped: {reason or '?'}",
+                 counts=counts)
+    else:
+        r.record("ctest", "skip", seconds, "no GPU tests found", counts=counts)
+
+
+def binary(a, rel):
+    path = os.path.join(a.build_dir, rel)
+    return path if os.access(path, os.X_OK) else None
+
+
+def step_kernel_bench(r, a):
+    exe = binary(a, f"{KERNELS}/cuda_kernel_bench")
+    if not exe:
+        r.record("kernel-bench", "fail", 0.0, f"not built: {a.build_dir}/{KERNELS}/"
+                 "cuda_kernel_bench")
+        return
+    res = run([exe], min(120, max(10, r.left() - 60)), r.path("gpu.log"))
+    if res.rc == 5:
+        r.record("kernel-bench", "skip", res.seconds, f"exit 5: {res.last_lines(2, res.err)}")
+        return
+    try:
+        obj = json.loads(res.out)
+    except ValueError:
+        obj = last_json_object(res.out)
+    if res.rc != 0 or not isinstance(obj, dict):
+        why = "timed out" if res.timed_out else f"exit {res.rc}"
+        r.record("kernel-bench", "fail", res.seconds, f"{why}, JSON {'found' if obj else 'none'}: "
+                 f"{res.last_lines(2)}")
+        return
+    r.summary["kernel_bench"] = obj
+    ratios = {k: obj.get(k) for k in ("ratio_float", "ratio_bfloat16")}
+    ok = all(isinstance(v, (int, float)) and v >= MIN_RATIO for v in ratios.values())
+    detail = ", ".join(f"{k} {v}" for k, v in ratios.items()) + f" (pass: both >= {MIN_RATIO})"
+    r.record("kernel-bench", "pass" if ok else "fail", res.seconds, detail)
+
+
+def find_sanitizer():
+    return shutil.which("compute-sanitizer") or next(
+        (p for p in ("/usr/local/cuda/bin/compute-sanitizer",) if os.access(p, os.X_OK)), None)
+
+
+def step_sanitizer(r, a):
+    cs = find_sanitizer()
+    if not cs:
+        r.record("sanitizer", "skip", 0.0, "compute-sanitizer not found")
+        return
+    exe = binary(a, f"{KERNELS}/cuda_kernels_test")
+    if not exe:
+        r.record("sanitizer", "fail", 0.0, f"not built: {a.build_dir}/{KERNELS}/"
+                 "cuda_kernels_test")
+        return
+    res = run([cs, "--tool", "memcheck", "--error-exitcode", "1", exe],
+              min(180, max(10, r.left() - 60)), r.path("gpu.log"))
+    text = res.out + res.err
+    passed = gtest_count(text, "PASSED")
+    skipped = gtest_count(text, "SKIPPED")
+    errors = re.search(r"ERROR SUMMARY: (\d+) error", text)
+    detail = (f"{passed} passed, {skipped} skipped, memcheck "
+              f"{errors.group(0) if errors else 'summary missing'}")
+    if res.rc != 0 or res.timed_out:
+        why = "timed out" if res.timed_out else f"exit {res.rc}"
+        r.record("sanitizer", "fail", res.seconds, f"{why}: {detail}: {res.last_lines(3)}")
+    elif passed == 0 and skipped:
+        r.record("sanitizer", "skip", res.seconds, f"all {skipped} skipped: "
+                 f"{skip_reason(text) or '?'}")
+    else:
+        r.record("sanitizer", "pass", res.seconds, detail)
+
+
+def gtest_count(text, word):
+    m = re.search(r"\[  " + word + r"\s*\] (\d+) test", text)
+    return int(m.group(1)) if m else 0
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    r = Runner(a.out, a.budget)
+    for log in ("build.log", "gpu.log", "bench.log", "bench.jsonl", "faults.log"):
+        if os.path.exists(r.path(log)):
+            os.remove(r.path(log))
+    if "configure" in a.steps and not step_configure(r, a):
+        r.finish(error="configure failed: see build.log")
+        return 1
+    if not os.path.exists(os.path.join(a.build_dir, "CMakeCache.txt")):
+        r.finish(error=f"{a.build_dir} is not configured (run without --no-build)")
+        return 1
+    steps = {"build": step_build, "gpu-info": step_gpu_info, "ctest": step_ctest,
+             "kernel-bench": step_kernel_bench, "sanitizer": step_sanitizer,
+             "bench": gpu_check_bench.step_bench, "fault": gpu_check_bench.step_fault}
+    for name in STEPS[1:]:
+        if name not in a.steps:
+            continue
+        if r.left() < 5 and name not in ("gpu-info",):
+            r.record(name, "skip", 0.0, "time budget")
+            continue
+        steps[name](r, a)
+    r.finish()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
