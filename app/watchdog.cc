@@ -69,6 +69,8 @@ class WatchedBackend final : public collectives::CollectiveBackend {
   std::string allocationNote() const override { return in_->allocationNote(); }
   char* sendBuffer() override { return in_->sendBuffer(); }
   char* recvBuffer() override { return in_->recvBuffer(); }
+  collectives::DeviceRuntime* device() override { return in_->device(); }
+  std::string dataPath() const override { return in_->dataPath(); }
   Status prepare(const collectives::OpConfig& c) override { return in_->prepare(c); }
   Status run(bool in_place, core::Deadline d) override {
     return guard([&] { return in_->run(in_place, d); });

@@ -37,6 +37,9 @@ class ComputeBackend {
   virtual bool anyFinished() const { return false; }
   // A started step that finished since the last call (in any order); false when none.
   virtual bool nextFinished(uint32_t* /*token*/) { return false; }
+  // The first error a started step met after start() returned (a kernel that faulted), once;
+  // the executor fails the collective with it.
+  virtual core::Status takeError() { return core::Status::ok(); }
   // Test-only fault injection: flips the lowest bit of the byte at p (in this backend's memory).
   virtual void flipLowBit(char* p) { *p = static_cast<char>(*p ^ 1); }
 };

@@ -197,7 +197,7 @@ Status Executor::reap(Run& r) {
     --local_pending_;
     if (!stream_ordered_) markDone(token);
   }
-  return Status::ok();
+  return compute_->takeError();
 }
 
 Request Executor::oldestOutstanding() {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <deque>
+#include <utility>
 #include <vector>
 
 #include "collectives/cuda/cuda_kernels.h"
@@ -39,17 +40,26 @@ class CudaCompute final : public ComputeBackend {
   bool anyFinished() const override {
     return !pending_.empty() && cudaEventQuery(events_[pending_.front().event]) != cudaErrorNotReady;
   }
+  // A step whose event reports an error (a faulted kernel) finishes too, and its error is kept
+  // for takeError: its dependents must not read what it did not write.
   bool nextFinished(uint32_t* token) override {
-    if (!anyFinished()) return false;
+    if (pending_.empty()) return false;
+    cudaError_t e = cudaEventQuery(events_[pending_.front().event]);
+    if (e == cudaErrorNotReady) return false;
+    if (e != cudaSuccess && error_.isOk()) error_ = core::cudaStatus("a reduction step", e);
     *token = pending_.front().token;
     pending_.pop_front();
     return true;
   }
+  Status takeError() override { return std::exchange(error_, Status::ok()); }
   void flipLowBit(char* p) override {
     unsigned char b = 0;
-    if (cudaMemcpy(&b, p, 1, cudaMemcpyDeviceToHost) != cudaSuccess) return;
+    if (cudaMemcpyAsync(&b, p, 1, cudaMemcpyDeviceToHost, stream_) != cudaSuccess ||
+        cudaStreamSynchronize(stream_) != cudaSuccess)
+      return;
     b ^= 1u;
-    cudaMemcpy(p, &b, 1, cudaMemcpyHostToDevice);
+    if (cudaMemcpyAsync(p, &b, 1, cudaMemcpyHostToDevice, stream_) == cudaSuccess)
+      cudaStreamSynchronize(stream_);
   }
 
  private:
@@ -68,6 +78,7 @@ class CudaCompute final : public ComputeBackend {
   std::vector<cudaEvent_t> events_;  // a ring: step k uses events_[k % size]
   size_t next_ = 0;
   std::deque<Pending> pending_;
+  Status error_;
 };
 
 // The ring grows while every event is in use, so a step never waits for an older one here.

@@ -36,6 +36,10 @@ class FakeBackend final : public CollectiveBackend {
   std::string allocationNote() const override { return hit("allocationNote", "fake-alloc"); }
   char* sendBuffer() override { return hit("sendBuffer", &send_); }
   char* recvBuffer() override { return hit("recvBuffer", &recv_); }
+  collectives::DeviceRuntime* device() override {
+    return hit("device", static_cast<collectives::DeviceRuntime*>(nullptr));
+  }
+  std::string dataPath() const override { return hit("dataPath", "fake-path"); }
   Status prepare(const collectives::OpConfig&) override { return hit("prepare", Status::ok()); }
   Status run(bool, Deadline) override { return hit("run", Status::ok()); }
   Status barrier(Deadline) override { return hit("barrier", Status::ok()); }
@@ -99,6 +103,8 @@ TEST(WatchedBackendTest, EveryVirtualReachesTheInnerBackend) {
   EXPECT_EQ(w->allocationNote(), "fake-alloc");
   EXPECT_NE(w->sendBuffer(), nullptr);
   EXPECT_NE(w->recvBuffer(), nullptr);
+  EXPECT_EQ(w->device(), nullptr);
+  EXPECT_EQ(w->dataPath(), "fake-path");
   EXPECT_TRUE(w->prepare(collectives::OpConfig{}).isOk());
   EXPECT_TRUE(w->run(false, Deadline::afterSeconds(5)).isOk());
   EXPECT_TRUE(w->barrier(Deadline::afterSeconds(5)).isOk());

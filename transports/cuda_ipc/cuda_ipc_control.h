@@ -11,6 +11,8 @@ enum class CtrlKind : uint32_t {
   kAnnounce = 1,  // sender -> receiver: message `seq` is in this allocation at this offset
   kDone = 2,      // receiver -> sender: copy of `seq` recorded on event `event` (or failed)
   kAbort = 3,     // either way: stop every exchange with me
+  kUnmap = 4,     // owner -> peers: close your mapping of allocation `mem` (it is being freed)
+  kUnmapped = 5,  // peer -> owner: closed (or never opened)
 };
 
 // What a kDone says about the message.

@@ -56,7 +56,8 @@ void CudaIpcTransport::flushControl(int p) {
     std::memcpy(buf, &peer.ctrl_out.front(), sizeof(Ctrl));
     auto q = ctrl_->postSend(p, kCtrlTag, ctrl_reg_.region(),
                              static_cast<size_t>(buf - ctrl_mem_.data()), sizeof(Ctrl));
-    if (!q) {
+    if (!q) {  // the channel to this peer is gone: nothing queued can leave any more
+      peer.ctrl_out.clear();
       failPeer(p, q.status());
       return;
     }
@@ -100,6 +101,12 @@ void CudaIpcTransport::onControl(int p, const Ctrl& c) {
     case CtrlKind::kDone:
       onDone(p, c);
       break;
+    case CtrlKind::kUnmap:
+      onUnmap(p, c);
+      break;
+    case CtrlKind::kUnmapped:
+      if (peers_[p].unmaps_unanswered) --peers_[p].unmaps_unanswered;
+      break;
     case CtrlKind::kAbort:
       failPeer(p, Status(Code::kAborted,
                          fmt::format("rank {} aborted its exchanges with rank {}", p, rank_))
@@ -109,10 +116,34 @@ void CudaIpcTransport::onControl(int p, const Ctrl& c) {
   }
 }
 
+// The owner frees an allocation we may map: copies from it finish first, then it is closed.
+void CudaIpcTransport::onUnmap(int p, const Ctrl& c) {
+  Peer& peer = peers_[p];
+  std::array<char, sizeof(cudaIpcMemHandle_t)> key{};
+  std::memcpy(key.data(), &c.mem, sizeof c.mem);
+  if (auto it = peer.opened.find(key); it != peer.opened.end()) {
+    cudaStreamSynchronize(peer.stream);
+    cudaIpcCloseMemHandle(it->second);
+    peer.opened.erase(it);
+  }
+  Ctrl reply;
+  reply.kind = CtrlKind::kUnmapped;
+  sendControl(p, reply);
+}
+
 // The receiver's word on our oldest announced send.
 void CudaIpcTransport::onDone(int p, const Ctrl& c) {
   Peer& peer = peers_[p];
-  if (peer.sends.empty()) return;
+  if (peer.sends.empty() || c.seq != peer.done_seq) {
+    abortPeer(p, Status(Code::kInternal,
+                        fmt::format("cuda-ipc: rank {} acknowledged message {} but rank {} "
+                                    "expected {}",
+                                    p, c.seq, rank_, peer.done_seq))
+                     .withLayer(Layer::kApplication)
+                     .withPeer(p));
+    return;
+  }
+  ++peer.done_seq;
   const uint32_t slot = peer.sends.front();
   peer.sends.pop_front();
   RequestRecord& rec = table_->slot(slot);
@@ -178,8 +209,8 @@ void CudaIpcTransport::matchOne(int p, uint32_t slot, const Ctrl& a) {
     if (s.isOk())
       s = core::cudaStatus("cudaEventRecord", cudaEventRecord(peer.own_events[ev], peer.stream),
                            Layer::kGpu, p);
-    if (!s.isOk()) {
-      failPeer(p, s);
+    if (!s.isOk()) {  // the sender is told, or it would wait for an acknowledgement until its deadline
+      abortPeer(p, s);
       return;
     }
     rec.len = a.len;  // what arrived: the receive completes with the sender's length
@@ -240,8 +271,9 @@ Status CudaIpcTransport::progress() {
   CCSCOPE_RETURN_IF_ERROR(ctrl_->progress());
   CCSCOPE_RETURN_IF_ERROR(reapControl());
   for (int p = 0; p < size_; ++p) {
-    if (p == rank_ || peers_[p].dead) continue;
-    flushControl(p);
+    if (p == rank_) continue;
+    flushControl(p);  // a dead peer's too: an abort may still be waiting for a buffer
+    if (peers_[p].dead) continue;
     matchPeer(p);
     pollPeer(p);
   }

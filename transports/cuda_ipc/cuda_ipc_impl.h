@@ -70,6 +70,8 @@ class CudaIpcTransport final : public Transport {
     std::map<std::array<char, sizeof(cudaIpcMemHandle_t)>, char*> opened;
     std::deque<Ctrl> ctrl_out;        // waiting for a free control send buffer
     std::vector<Request> ctrl_sends;  // per control send buffer (invalid: free)
+    uint64_t done_seq = 0;            // the kDone expected next
+    uint32_t unmaps_unanswered = 0;   // our kUnmaps this peer has not answered
     bool dead = false;
   };
   core::Status connectControl(launch::Bootstrap& bs, core::Deadline deadline);
@@ -84,6 +86,7 @@ class CudaIpcTransport final : public Transport {
   void matchOne(int peer, uint32_t slot, const Ctrl& a);
   void pollPeer(int peer);
   core::Result<char*> openPeerMemory(int peer, const cudaIpcMemHandle_t& h);
+  void onUnmap(int peer, const Ctrl& c);
   void failPeer(int peer, const core::Status& why);
   char* ctrlBuf(int peer, bool recv, uint32_t index);
 
@@ -100,6 +103,8 @@ class CudaIpcTransport final : public Transport {
 };
 
 inline constexpr size_t kCtrlSlotBytes = 128;
+// How long deregistering waits for peers to close their mappings.
+inline constexpr double kUnmapWaitSeconds = 5;
 static_assert(sizeof(Ctrl) <= kCtrlSlotBytes);
 
 }  // namespace ccscope::transports::cuda_ipc

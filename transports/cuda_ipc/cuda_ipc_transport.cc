@@ -3,6 +3,8 @@
 
 #include <thread>
 
+#include <cudaTypedefs.h>
+
 #include "core/cuda_status.h"
 #include "transports/cuda_ipc/cuda_ipc_impl.h"
 
@@ -37,10 +39,10 @@ bool fromHex(const std::string& s, void* p, size_t n) {
 
 // cuMemGetAddressRange through the runtime's entry-point lookup: the binary then needs no
 // libcuda at link time, and runs (and says why it cannot) where no driver is installed.
-using GetAddressRange = int (*)(uintptr_t* base, size_t* size, uintptr_t ptr);
+using GetAddressRange = PFN_cuMemGetAddressRange_v3020;
 
 core::Result<GetAddressRange> addressRangeFn() {
-  static void* fn = nullptr;
+  thread_local void* fn = nullptr;
   if (fn) return reinterpret_cast<GetAddressRange>(fn);
   cudaDriverEntryPointQueryResult q{};
   CCSCOPE_CUDA_RETURN("cudaGetDriverEntryPointByVersion",
@@ -144,12 +146,12 @@ Status CudaIpcTransport::connect(launch::Bootstrap& bs, core::Deadline deadline)
 core::Result<MemoryKeys> CudaIpcTransport::doRegister(char* base, size_t /*len*/,
                                                       MemoryKind /*kind*/, int /*device*/) {
   CCSCOPE_ASSIGN_OR_RETURN(GetAddressRange range, addressRangeFn());
-  uintptr_t alloc = 0;
+  CUdeviceptr alloc = 0;
   size_t alloc_len = 0;
-  if (int r = range(&alloc, &alloc_len, reinterpret_cast<uintptr_t>(base)); r != 0)
+  if (CUresult r = range(&alloc, &alloc_len, reinterpret_cast<CUdeviceptr>(base)); r != CUDA_SUCCESS)
     return Status(Code::kInvalidArgument,
                   fmt::format("cuMemGetAddressRange: {} is not device memory (CUresult {})",
-                              static_cast<void*>(base), r))
+                              static_cast<void*>(base), static_cast<int>(r)))
         .withLayer(Layer::kGpu)
         .withNative("cuMemGetAddressRange", r);
   auto x = std::make_unique<ExportedRange>();
@@ -162,8 +164,36 @@ core::Result<MemoryKeys> CudaIpcTransport::doRegister(char* base, size_t /*len*/
   return k;
 }
 
+// The caller frees the memory next, and freeing it while a peer still maps it is undefined:
+// every live peer is asked to close its mapping, and answers are awaited (bounded: a peer
+// that does not drive this transport meanwhile is named in the log, not waited for forever).
 void CudaIpcTransport::doDeregister(const MemoryRegion& mr) {
-  std::erase_if(exported_, [&](const auto& x) { return x.get() == mr.keys().handle; });
+  const auto* x = static_cast<const ExportedRange*>(mr.keys().handle);
+  if (x && connected() && !closed_) {
+    Ctrl c;
+    c.kind = CtrlKind::kUnmap;
+    c.mem = x->handle;
+    for (int p = 0; p < size_; ++p)
+      if (p != rank_ && !peers_[p].dead) {
+        ++peers_[p].unmaps_unanswered;
+        sendControl(p, c);
+      }
+    const core::Deadline until = core::Deadline::afterSeconds(kUnmapWaitSeconds);
+    auto answered = [&] {
+      for (int p = 0; p < size_; ++p)
+        if (p != rank_ && !peers_[p].dead && peers_[p].unmaps_unanswered) return false;
+      return true;
+    };
+    while (!answered() && !until.expired()) {
+      progress().ignore();
+      blockFor(20000);
+    }
+    if (!answered())
+      spdlog::warn("cuda-ipc: rank {}: peers did not confirm closing their mapping of a buffer "
+                   "within {} s; freeing it anyway",
+                   rank_, kUnmapWaitSeconds);
+  }
+  std::erase_if(exported_, [&](const auto& e) { return e.get() == x; });
 }
 
 void CudaIpcTransport::blockFor(int64_t max_ns) {
@@ -185,11 +215,17 @@ void CudaIpcTransport::failPeer(int p, const Status& why) {
   peer.announces.clear();
 }
 
+// The peer may still be reading a send it was told about: those it acknowledged are waited
+// for (bounded); one announced and not yet acknowledged may still be read (transports/README.md).
 void CudaIpcTransport::abortPeer(int p, const Status& why) {
   if (p < 0 || p >= size_ || p == rank_ || peers_.empty() || peers_[p].dead) return;
   Ctrl c;
   c.kind = CtrlKind::kAbort;
   sendControl(p, c);
+  const core::Deadline until = core::Deadline::afterSeconds(1);
+  for (const Copy& a : peers_[p].acked)
+    while (cudaEventQuery(peers_[p].peer_events[a.event]) == cudaErrorNotReady && !until.expired())
+      blockFor(20000);
   failPeer(p, why);
   if (ctrl_) ctrl_->progress().ignore();  // best effort: the abort may leave now
 }
