@@ -210,6 +210,6 @@ def result_records(path):
 def probe_line(out, name):
     """The `ccscope diagnose` report line of one probe: 'PASS bootstrap    clock skew   ...'."""
     for ln in out.splitlines():
-        if re.match(r"(PASS|FAIL|SKIP) +[\w-]+ +" + re.escape(name) + r"( |$)", ln):
+        if re.match(r"(PASS|FAIL|SKIP|WARN) +[\w-]+ +" + re.escape(name) + r"( |$)", ln):
             return ln
     return None
