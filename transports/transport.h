@@ -51,6 +51,8 @@ struct TransportOptions {
   // Prefix of this instance's bootstrap keys, so that two transports of one kind (the measured
   // one and the harness's own channel) connect side by side.
   std::string scope;
+  std::string rdma_dev;  // verbs: "mlx5_0:1" or "mlx5_0" ("" = the first ACTIVE port)
+  int gid_index = -1;    // verbs: GID table index (-1 = the first RoCE v2 GID, none on IB)
 };
 
 class Transport {
@@ -190,6 +192,9 @@ core::Status Transport::waitUntil(Ready&& ready, core::Deadline deadline, Reques
 core::Result<std::unique_ptr<Transport>> makeTransport(const std::string& name,
                                                        const TransportOptions& opts);
 bool isTransport(const std::string& name);
+// Whether this host can run `name` at all (a device it needs exists), asked once before ranks
+// start: kUnavailable (exit 5) with the reason; OK for transports that need nothing.
+core::Status transportUsable(const std::string& name);
 std::string transportNames();  // "shm, tcp"
 
 }  // namespace ccscope::transports
