@@ -9,7 +9,9 @@
 
 #include "app/run_metadata.h"
 #include "diagnostics/live/gpu_layer.h"
+#include "diagnostics/live/rdma_layer.h"
 #include "transports/component_report.h"
+#include "transports/probe/rdma_sysfs.h"
 #include "transports/transport.h"
 #ifdef CCSCOPE_HAVE_MPI
 #include "collectives/baselines/mpi/mpi_runtime.h"
@@ -44,6 +46,7 @@ int printJson(const InfoOptions& o) {
                                {"version", c.version},
                                {"devices", c.devices},
                                {"note", c.note}});
+  j["rdma"] = diagnostics::rdmaReportJson(transports::probeRdma(transports::rdmaSysfsRoot()));
   j["gpu"] = diagnostics::gpuReportJson(diagnostics::runGpuLayer(gpuOptions(o)));
   std::cout << j.dump(2) << "\n";
   return kExitOk;
@@ -67,6 +70,9 @@ int runInfo(const InfoOptions& o) {
     for (const auto& d : c.devices) fmt::print("         device: {}\n", d);
     if (!c.note.empty()) fmt::print("         {}\n", c.note);
   }
+  for (const auto& l :
+       diagnostics::rdmaReportText(transports::probeRdma(transports::rdmaSysfsRoot())))
+    fmt::print("{}\n", l);
   for (const auto& l : diagnostics::gpuReportText(diagnostics::runGpuLayer(gpuOptions(o))))
     fmt::print("{}\n", l);
   return kExitOk;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "diagnostics/live/gpu_layer.h"
+#include "diagnostics/live/rdma_layer.h"
 #include "launch/environment.h"
 #include "launch/socket_util.h"
 #include "transports/component_report.h"
@@ -141,6 +142,7 @@ json localFacts(const ProbeOptions& o) {
     j["components"][c.name] = {
         {"compiled", c.compiled}, {"devices", c.devices.size()}, {"note", c.note}};
   j["gpu"] = gpuReportJson(runGpuLayer(gpuLayerOptions(o)));
+  j["rdma"] = rdmaReportJson(transports::probeRdma(transports::rdmaSysfsRoot()));
   return j;
 }
 
@@ -148,8 +150,6 @@ std::vector<ProbeResult> judgeLocalFacts(const std::vector<json>& facts,
                                          const std::vector<std::string>& hosts) {
   ProbeResult ifr{Layer::kHostNetwork, "interface", ProbeOutcome::kPass, "", {}, {}, {}};
   ProbeResult lib{Layer::kLibrary, "environment", ProbeOutcome::kPass, "", {}, {}, {}};
-  ProbeResult rdma{
-      Layer::kRdma, "rdma devices", ProbeOutcome::kSkip, "skipped: no RDMA device", {}, {}, {}};
   for (size_t r = 0; r < facts.size(); ++r) {
     const json& f = facts[r];
     std::string who = rankLabel(static_cast<int>(r), hosts);
@@ -176,16 +176,16 @@ std::vector<ProbeResult> judgeLocalFacts(const std::vector<json>& facts,
       lib.evidence.push_back(
           fmt::format("{}: /dev/shm has {} B free", who, f["shm_free_bytes"].get<uint64_t>()));
     }
-    auto comps = f.value("components", json::object());
-    if (comps.contains("verbs") && comps["verbs"].value("devices", 0) > 0) {
-      rdma.outcome = ProbeOutcome::kPass;
-      rdma.detail = "RDMA devices present";
-    }
   }
-  std::vector<json> gpus;
+  std::vector<json> gpus, rdmas;
   gpus.reserve(facts.size());
-  for (const json& f : facts) gpus.push_back(f.is_object() ? f.value("gpu", json()) : json());
+  rdmas.reserve(facts.size());
+  for (const json& f : facts) {
+    gpus.push_back(f.is_object() ? f.value("gpu", json()) : json());
+    rdmas.push_back(f.is_object() ? f.value("rdma", json()) : json());
+  }
   ProbeResult gpu = judgeGpuLayer(gpus, hosts);
+  ProbeResult rdma = judgeRdmaLayer(rdmas, hosts);
   if (ifr.outcome == ProbeOutcome::kPass) ifr.detail = "interface selection is valid";
   if (lib.outcome == ProbeOutcome::kPass)
     lib.detail = "NCCL/UCX variables, /dev/shm and limits are sane";

@@ -43,10 +43,11 @@ struct ProbeResult {
 };
 
 // Every rank: this rank's local facts (interface, /dev/shm, memlock, env names, devices, the
-// GPU layer: CUDA, NVML and the kernel probe on this rank's share of its host's GPUs).
+// RDMA layer: sysfs ports, GIDs and counters; the GPU layer: CUDA, NVML and the kernel probe on
+// this rank's share of its host's GPUs).
 nlohmann::json localFacts(const ProbeOptions& o);
-// Rank 0: library/configuration, RDMA and GPU (judgeGpuLayer) verdicts from every rank's local
-// facts.
+// Rank 0: library/configuration, RDMA (judgeRdmaLayer) and GPU (judgeGpuLayer) verdicts from
+// every rank's local facts.
 std::vector<ProbeResult> judgeLocalFacts(const std::vector<nlohmann::json>& facts,
                                          const std::vector<std::string>& hosts);
 
