@@ -245,8 +245,11 @@ int run(const RawOptions& raw) {
   if (!cfg) return usageError(cfg.status().message());
   auto job = toJobOptions(raw);
   if (!job) return usageError(job.status().message());
-  // A GPU that cannot be used is said once, with CUDA's reason, before any rank starts.
+  // A GPU or an RDMA device that cannot be used is said once, with the library's reason,
+  // before any rank starts.
   if (Status s = checkDeviceUsable(*cfg); !s.isOk()) return failBeforeLaunch(s);
+  if (Status s = transports::transportUsable(cfg->transport); !s.isOk())
+    return failBeforeLaunch(s.prepend("--transport " + cfg->transport));
   if (cfg->transport == "mpi" && !launchedExternally())
     return usageError(
         "--transport mpi runs under mpirun, e.g. mpirun --allow-run-as-root --oversubscribe -np 4 "
@@ -318,6 +321,11 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("--ifname", raw->ifname, "tcp: network interface to use");
   b->add_option("--tcp-streams", raw->tcp_streams, "tcp: connections per peer")
       ->check(CLI::Range(1, 64));
+  b->add_option("--rdma-dev", raw->job.rdma_dev,
+                "verbs: device and port, e.g. mlx5_0:1 (default: the first active port)");
+  b->add_option("--gid-index", raw->job.gid_index,
+                "verbs: GID index (default: the port's first RoCE v2 GID; InfiniBand: none)")
+      ->check(CLI::NonNegativeNumber);
   return {b, [raw] { return run(*raw); }};
 }
 

@@ -226,8 +226,10 @@ Status BenchRank::setUp() {
   launch::StoreClient& client = *rv_.client;
   fctx_.client = &client;
   client.setNoteProvider([this] { return diagnostics::flightSnapshot(recorder_); });
-  const transports::TransportOptions measured =
+  transports::TransportOptions measured =
       jobTransportOptions(info_, client, o_.ifname, o_.tcp_streams, o_.shm_single_copy_from);
+  measured.rdma_dev = o_.rdma_dev;
+  measured.gid_index = o_.gid_index;
   CCSCOPE_ASSIGN_OR_RETURN(device_, openDevice(cfg_, info_));
   if (cfg_.transport != "mpi") {
     CCSCOPE_ASSIGN_OR_RETURN(transport_, transports::makeTransport(cfg_.transport, measured));
@@ -313,11 +315,10 @@ Status BenchRank::makeTurns(
     if (recording_) backend->setFlightRecorder(&recorder_);
     if (algos.size() == 1 && cfg_.algorithms.size() > 1) sink().onSection("algorithm: " + algo);
     if (device_ && said.insert("buffers").second)
-      sink().onSection(fmt::format("buffers: {} ({} rank {}); {}", device_->describe(),
-                                   hostName(), info_.rank,
-                                   backend->dataPath() == "device"
-                                       ? "moved device to device"
-                                       : "staged through pinned host buffers"));
+      sink().onSection(
+          fmt::format("buffers: {} ({} rank {}); {}", device_->describe(), hostName(), info_.rank,
+                      backend->dataPath() == "device" ? "moved device to device"
+                                                      : "staged through pinned host buffers"));
     std::istringstream notes(backend->setupNote());
     for (std::string line; std::getline(notes, line);)
       if (!line.empty() && said.insert(line).second) sink().onSection(line);

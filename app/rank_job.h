@@ -22,6 +22,8 @@ struct JobOptions {
   // slots ($CCSCOPE_SHM_SINGLE_COPY_FROM; 0 = the transport's own threshold).
   size_t shm_single_copy_from = 0;
   bool bind_core = false;  // --bind core: local rank r on the r-th allowed CPU (core/affinity.h)
+  std::string rdma_dev;    // verbs: --rdma-dev DEVICE[:PORT] ("" = the first active port)
+  int gid_index = -1;      // verbs: --gid-index (-1 = the first RoCE v2 GID)
   std::vector<std::string> argv;
 };
 

@@ -26,8 +26,8 @@ Status BackendBuffers::fill(Registered& r, size_t bytes, core::HostPages pages) 
     CCSCOPE_ASSIGN_OR_RETURN(void* p, device_->allocate(bytes));
     r.dev = static_cast<char*>(p);
     r.dev_len = bytes;
-    CCSCOPE_ASSIGN_OR_RETURN(r.reg, t_->registerMemory(r.dev, bytes, transports::MemoryKind::kCuda,
-                                                       device_->device()));
+    CCSCOPE_ASSIGN_OR_RETURN(
+        r.reg, t_->registerMemory(r.dev, bytes, transports::MemoryKind::kCuda, device_->device()));
     return Status::ok();
   }
   CCSCOPE_ASSIGN_OR_RETURN(r.buf, core::HostBuffer::allocate(bytes, pages));

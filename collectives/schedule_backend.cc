@@ -24,12 +24,12 @@ core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transport
   if (o.device) {
     // auto calibrates on a host buffer of its own; a device transport refuses host memory.
     if (o.algorithm == "auto")
-      return Status(Code::kUnsupported, "--algo auto calibrates on host buffers: with --device "
-                                        "cuda name the algorithms (or all)");
-    if (!t.caps().memory_kinds.has(transports::MemoryKind::kCuda))
       return Status(Code::kUnsupported,
-                    fmt::format("{} moves {} memory, not device buffers", t.name(),
-                                t.caps().memory_kinds.names()));
+                    "--algo auto calibrates on host buffers: with --device "
+                    "cuda name the algorithms (or all)");
+    if (!t.caps().memory_kinds.has(transports::MemoryKind::kCuda))
+      return Status(Code::kUnsupported, fmt::format("{} moves {} memory, not device buffers",
+                                                    t.name(), t.caps().memory_kinds.names()));
     b->bufs_.setDevice(o.device);
     b->exec_.setCompute(&o.device->compute());
   }
@@ -46,6 +46,7 @@ core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transport
 
 std::string ScheduleBackend::setupNote() const {
   std::string note = policy_ ? policy_->setupNote() : "";
+  if (std::string t = t_.setupNote(); !t.empty()) note += (note.empty() ? "" : "\n") + t;
   if (!t_.caps().verifies_tags)
     note += fmt::format(
         "{}{} does not verify message tags: a rank one collective ahead of its peers shows only "

@@ -1,8 +1,8 @@
+#include "collectives/staged_backend.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
-
-#include "collectives/staged_backend.h"
 
 namespace ccscope::collectives {
 

@@ -63,6 +63,9 @@ class Transport {
   Transport& operator=(const Transport&) = delete;
   virtual const char* name() const = 0;
   virtual Capabilities caps() const = 0;
+  // "" or one line for the table above the figures: what the transport chose where it had a
+  // choice (UCX's transports per peer).
+  virtual std::string setupNote() const { return ""; }
 
   // Connects to every other rank (addresses exchanged through the bootstrap).
   virtual core::Status connect(launch::Bootstrap& bootstrap, core::Deadline deadline) = 0;

@@ -8,6 +8,12 @@
 #ifdef CCSCOPE_HAVE_CUDA_IPC
 #include "transports/cuda_ipc/cuda_ipc_transport.h"
 #endif
+#ifdef CCSCOPE_HAVE_UCX_TRANSPORT
+#include "transports/ucx/ucx_transport.h"
+#endif
+#ifdef CCSCOPE_HAVE_VERBS_TRANSPORT
+#include "transports/verbs/verbs_transport.h"
+#endif
 
 namespace ccscope::transports {
 
@@ -20,16 +26,23 @@ struct TransportEntry {
 
 // Every transport compiled in: a new one adds its line here (docs/architecture.md, "Adding a
 // transport").
+// Not compiled in: makeTransport says so (exit 5).
 #ifndef CCSCOPE_HAVE_CUDA_IPC
 std::unique_ptr<Transport> makeCudaIpcTransport(const TransportOptions& /*opts*/) {
-  return nullptr;  // not compiled in: makeTransport says so
+  return nullptr;
 }
+#endif
+#ifndef CCSCOPE_HAVE_UCX_TRANSPORT
+std::unique_ptr<Transport> makeUcxTransport(const TransportOptions& /*opts*/) { return nullptr; }
+#endif
+#ifndef CCSCOPE_HAVE_VERBS_TRANSPORT
+std::unique_ptr<Transport> makeVerbsTransport(const TransportOptions& /*opts*/) { return nullptr; }
 #endif
 
 constexpr std::array kTransports{
-    TransportEntry{"shm", makeShmTransport},
-    TransportEntry{"tcp", makeTcpTransport},
-    TransportEntry{"cuda-ipc", makeCudaIpcTransport},
+    TransportEntry{"shm", makeShmTransport},          TransportEntry{"tcp", makeTcpTransport},
+    TransportEntry{"cuda-ipc", makeCudaIpcTransport}, TransportEntry{"ucx", makeUcxTransport},
+    TransportEntry{"verbs", makeVerbsTransport},
 };
 
 }  // namespace
@@ -39,12 +52,28 @@ core::Result<std::unique_ptr<Transport>> makeTransport(const std::string& name,
   for (const TransportEntry& t : kTransports) {
     if (name != t.name) continue;
     if (std::unique_ptr<Transport> made = t.make(opts)) return made;
+    const bool gpu = name == "cuda-ipc";
     return core::Status(core::Code::kUnavailable,
-                        fmt::format("{} is not compiled in (no nvcc at build time)", name))
-        .withLayer(core::Layer::kGpu);
+                        fmt::format("{} is not compiled in ({} not found at build time)", name,
+                                    gpu             ? "nvcc"
+                                    : name == "ucx" ? "libucx-dev"
+                                                    : "libibverbs-dev"))
+        .withLayer(gpu               ? core::Layer::kGpu
+                   : name == "verbs" ? core::Layer::kRdma
+                                     : core::Layer::kLibrary);
   }
   return core::Status(core::Code::kInvalidArgument,
                       fmt::format("unknown transport '{}' (built in: {})", name, transportNames()));
+}
+
+core::Status transportUsable(const std::string& name) {
+#ifdef CCSCOPE_HAVE_VERBS_TRANSPORT
+  if (name == "verbs") return verbsUsable();
+#endif
+  if (!isTransport(name) || name == "shm" || name == "tcp") return core::Status::ok();
+  // Not compiled in: the factory's own error says what was missing.
+  auto t = makeTransport(name, TransportOptions{});
+  return t ? core::Status::ok() : t.takeStatus();
 }
 
 bool isTransport(const std::string& name) {

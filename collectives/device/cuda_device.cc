@@ -38,7 +38,8 @@ class CudaCompute final : public ComputeBackend {
   }
   core::Result<bool> start(const LocalStep& s, uint32_t token) override;
   bool anyFinished() const override {
-    return !pending_.empty() && cudaEventQuery(events_[pending_.front().event]) != cudaErrorNotReady;
+    return !pending_.empty() &&
+           cudaEventQuery(events_[pending_.front().event]) != cudaErrorNotReady;
   }
   // A step whose event reports an error (a faulted kernel) finishes too, and its error is kept
   // for takeError: its dependents must not read what it did not write.
@@ -99,14 +100,12 @@ core::Result<size_t> CudaCompute::nextEvent() {
 core::Result<bool> CudaCompute::start(const LocalStep& s, uint32_t token) {
   switch (s.kind) {
     case OpKind::kReduce:
-      CCSCOPE_RETURN_IF_ERROR(
-          reduceOnDevice(dtype_, op_, s.dst, s.a, s.b, s.count, stream_));
+      CCSCOPE_RETURN_IF_ERROR(reduceOnDevice(dtype_, op_, s.dst, s.a, s.b, s.count, stream_));
       break;
     case OpKind::kCopy:
       if (s.a == s.dst || s.count == 0) return true;
-      CCSCOPE_CUDA_RETURN("cudaMemcpyAsync",
-                          cudaMemcpyAsync(s.dst, s.a, s.count * elem_, cudaMemcpyDeviceToDevice,
-                                          stream_));
+      CCSCOPE_CUDA_RETURN("cudaMemcpyAsync", cudaMemcpyAsync(s.dst, s.a, s.count * elem_,
+                                                             cudaMemcpyDeviceToDevice, stream_));
       break;
     case OpKind::kScale:
       CCSCOPE_RETURN_IF_ERROR(scaleOnDevice(dtype_, s.dst, s.count, ranks_, stream_));
@@ -137,8 +136,8 @@ class CudaDevice final : public DeviceRuntime {
   core::Result<void*> allocate(size_t bytes) override {
     void* p = nullptr;
     if (cudaError_t e = cudaMalloc(&p, bytes); e != cudaSuccess)
-      return core::cudaStatus("cudaMalloc", e).prepend(fmt::format(
-          "{} bytes on {}", bytes, describe_));
+      return core::cudaStatus("cudaMalloc", e)
+          .prepend(fmt::format("{} bytes on {}", bytes, describe_));
     return p;
   }
   void release(void* p) override { cudaFree(p); }
@@ -217,12 +216,13 @@ core::Result<std::unique_ptr<DeviceRuntime>> openCudaDevice(int local_rank, int 
   const int per_node = gpus_per_node > 0 ? gpus_per_node : n;
   const int device = std::max(local_rank, 0) % per_node;
   if (device >= n)
-    return Status(core::Code::kInvalidArgument,
-                  fmt::format("--gpus-per-node {} but this process sees {} GPU{} "
-                              "(CUDA_VISIBLE_DEVICES={})",
-                              gpus_per_node, n, n == 1 ? "" : "s",
-                              std::getenv("CUDA_VISIBLE_DEVICES") ? std::getenv("CUDA_VISIBLE_DEVICES")
-                                                                   : "unset"));
+    return Status(
+        core::Code::kInvalidArgument,
+        fmt::format(
+            "--gpus-per-node {} but this process sees {} GPU{} "
+            "(CUDA_VISIBLE_DEVICES={})",
+            gpus_per_node, n, n == 1 ? "" : "s",
+            std::getenv("CUDA_VISIBLE_DEVICES") ? std::getenv("CUDA_VISIBLE_DEVICES") : "unset"));
   return CudaDevice::open(device);
 }
 

@@ -122,8 +122,8 @@ int everyCollectiveStaged(RankContext& c) {
 }
 
 TEST(StagedBackend, EveryCollectiveExactThroughTheCopies) {
-  EXPECT_EQ(transports::conformance::runRanks(
-                transports::conformance::localRanks("shm", 3, 120), everyCollectiveStaged),
+  EXPECT_EQ(transports::conformance::runRanks(transports::conformance::localRanks("shm", 3, 120),
+                                              everyCollectiveStaged),
             "");
 }
 

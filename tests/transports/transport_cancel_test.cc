@@ -161,6 +161,7 @@ int halfWayBody(RankContext& c) {
 }
 
 TEST_P(TransportConformanceTest, ReceiveCancelledHalfWayDiscardsTheRest) {
+  if (lacks("partial-progress")) GTEST_SKIP() << "moves a message whole: no half-way to catch";
   RankRunOptions o = options(2);
   // shm: through the ring's slots, so the receive moves in steps (single copy is one step).
   o.options.single_copy_from = size_t{1} << 40;
@@ -214,6 +215,7 @@ int withdrawBody(RankContext& c) {
 }
 
 TEST_P(TransportConformanceTest, SendCancelledBeforeItStartedIsWithdrawn) {
+  if (lacks("withdraw-send")) GTEST_SKIP() << "cannot take back a send it accepted (aborts)";
   std::string report = conformance::runRanks(options(2), withdrawBody);
   EXPECT_TRUE(report.empty()) << report;
 }
@@ -250,6 +252,8 @@ int partlyLeftBody(RankContext& c) {
 }
 
 TEST_P(TransportConformanceTest, CancelOfASendThatPartlyLeftAbortsThePeer) {
+  if (lacks("abort-behind-send"))
+    GTEST_SKIP() << "an abort notice waits behind the large send UCX cannot take back";
   std::string report = conformance::runRanks(options(2), partlyLeftBody);
   EXPECT_TRUE(report.empty()) << report;
 }
@@ -297,6 +301,8 @@ int otherStreamBody(RankContext& c) {
 }
 
 TEST_P(TransportConformanceTest, CancelledSendWithAPartOnAnotherStreamTearsNoMessage) {
+  if (lacks("abort-behind-send"))
+    GTEST_SKIP() << "an abort notice waits behind the large send UCX cannot take back";
   std::string report = conformance::runRanks(options(2), otherStreamBody);
   EXPECT_TRUE(report.empty()) << report;
 }

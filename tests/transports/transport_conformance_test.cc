@@ -201,15 +201,21 @@ TEST_P(TransportConformanceTest, AllToAllAmongFourRanks) {
   EXPECT_TRUE(report.empty()) << report;
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, TransportConformanceTest,
-                         ::testing::Values(TransportCase{"tcp", 1}, TransportCase{"tcp", 3},
-                                           TransportCase{"shm", 1}),
-                         [](const ::testing::TestParamInfo<TransportCase>& info) {
-                           std::string n = info.param.name;
-                           return info.param.streams > 1
-                                      ? fmt::format("{}_{}streams", n, info.param.streams)
-                                      : n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Transports, TransportConformanceTest,
+    ::testing::Values(TransportCase{"tcp", 1}, TransportCase{"tcp", 3}, TransportCase{"shm", 1}
+#ifdef CCSCOPE_TEST_UCX
+                      ,
+                      TransportCase{"ucx", 1, "tcp,self"},
+                      TransportCase{"ucx", 1, "posix,sysv,cma,self"}
+#endif
+                      ),
+    [](const ::testing::TestParamInfo<TransportCase>& info) {
+      std::string n = info.param.name;
+      if (info.param.ucx_tls)
+        return n + (std::string(info.param.ucx_tls).rfind("tcp", 0) == 0 ? "_tcp" : "_shm");
+      return info.param.streams > 1 ? fmt::format("{}_{}streams", n, info.param.streams) : n;
+    });
 
 }  // namespace
 }  // namespace ccscope::transports

@@ -21,10 +21,10 @@ enum class CtrlResult : uint32_t { kCopied = 0, kDiscarded = 1, kTagMismatch = 2
 struct Ctrl {
   CtrlKind kind = CtrlKind::kAnnounce;
   CtrlResult result = CtrlResult::kCopied;
-  uint32_t tag = 0;    // announce: the send's tag; done: the receive's tag
-  uint32_t event = 0;  // done: index into the receiver's exported events
-  uint64_t seq = 0;    // per (sender, receiver) message number
-  uint64_t len = 0;    // announce: bytes sent; done: bytes the receive had room for
+  uint32_t tag = 0;     // announce: the send's tag; done: the receive's tag
+  uint32_t event = 0;   // done: index into the receiver's exported events
+  uint64_t seq = 0;     // per (sender, receiver) message number
+  uint64_t len = 0;     // announce: bytes sent; done: bytes the receive had room for
   uint64_t offset = 0;  // announce: the buffer's offset inside its allocation
   cudaIpcMemHandle_t mem{};
 };

@@ -202,14 +202,15 @@ void CudaIpcTransport::matchOne(int p, uint32_t slot, const Ctrl& a) {
     Status s = src.status();
     const uint32_t ev = static_cast<uint32_t>(a.seq % kEventsPerPeer);
     if (s.isOk() && a.len)
-      s = core::cudaStatus("cudaMemcpyAsync",
-                           cudaMemcpyAsync(rec.buf, *src + a.offset, a.len,
-                                           cudaMemcpyDeviceToDevice, peer.stream),
-                           Layer::kGpu, p);
+      s = core::cudaStatus(
+          "cudaMemcpyAsync",
+          cudaMemcpyAsync(rec.buf, *src + a.offset, a.len, cudaMemcpyDeviceToDevice, peer.stream),
+          Layer::kGpu, p);
     if (s.isOk())
       s = core::cudaStatus("cudaEventRecord", cudaEventRecord(peer.own_events[ev], peer.stream),
                            Layer::kGpu, p);
-    if (!s.isOk()) {  // the sender is told, or it would wait for an acknowledgement until its deadline
+    if (!s.isOk()) {  // the sender is told, or it would wait for an acknowledgement until its
+                      // deadline
       abortPeer(p, s);
       return;
     }

@@ -46,8 +46,7 @@ class CudaIpcTransport final : public Transport {
 
  protected:
   void blockFor(int64_t max_ns) override;
-  core::Result<MemoryKeys> doRegister(char* base, size_t len, MemoryKind kind,
-                                      int device) override;
+  core::Result<MemoryKeys> doRegister(char* base, size_t len, MemoryKind kind, int device) override;
   void doDeregister(const MemoryRegion& mr) override;
   core::Result<Request> doPost(Dir dir, int peer, uint32_t tag, const MemoryRegion& view) override;
   void cancelPending(uint32_t slot) override;
@@ -58,11 +57,11 @@ class CudaIpcTransport final : public Transport {
     uint32_t event;
   };
   struct Peer {
-    std::deque<uint32_t> sends;      // announced, waiting for the receiver's kDone
-    std::deque<Copy> acked;          // copied by the receiver: waiting on its event
-    std::deque<uint32_t> recvs;      // posted, not matched yet
-    std::deque<Ctrl> announces;      // arrived, not matched yet
-    std::deque<Copy> copies;         // ours, on the stream
+    std::deque<uint32_t> sends;  // announced, waiting for the receiver's kDone
+    std::deque<Copy> acked;      // copied by the receiver: waiting on its event
+    std::deque<uint32_t> recvs;  // posted, not matched yet
+    std::deque<Ctrl> announces;  // arrived, not matched yet
+    std::deque<Copy> copies;     // ours, on the stream
     uint64_t send_seq = 0, recv_seq = 0;
     cudaStream_t stream = nullptr;
     std::vector<cudaEvent_t> own_events;   // exported: our copies of this peer's messages

@@ -1,9 +1,8 @@
+#include <cudaTypedefs.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <thread>
-
-#include <cudaTypedefs.h>
 
 #include "core/cuda_status.h"
 #include "transports/cuda_ipc/cuda_ipc_impl.h"
@@ -33,7 +32,8 @@ bool fromHex(const std::string& s, void* p, size_t n) {
   if (s.size() != 2 * n) return false;
   auto* b = static_cast<unsigned char*>(p);
   auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-  for (size_t i = 0; i < n; ++i) b[i] = static_cast<unsigned char>(nibble(s[2 * i]) << 4 | nibble(s[2 * i + 1]));
+  for (size_t i = 0; i < n; ++i)
+    b[i] = static_cast<unsigned char>(nibble(s[2 * i]) << 4 | nibble(s[2 * i + 1]));
   return true;
 }
 
@@ -45,9 +45,9 @@ core::Result<GetAddressRange> addressRangeFn() {
   thread_local void* fn = nullptr;
   if (fn) return reinterpret_cast<GetAddressRange>(fn);
   cudaDriverEntryPointQueryResult q{};
-  CCSCOPE_CUDA_RETURN("cudaGetDriverEntryPointByVersion",
-                      cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000,
-                                                       cudaEnableDefault, &q));
+  CCSCOPE_CUDA_RETURN(
+      "cudaGetDriverEntryPointByVersion",
+      cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000, cudaEnableDefault, &q));
   if (!fn || q != cudaDriverEntryPointSuccess)
     return Status(Code::kUnavailable, "the CUDA driver has no cuMemGetAddressRange")
         .withLayer(Layer::kGpu);
@@ -88,16 +88,16 @@ Status CudaIpcTransport::exchangeEvents(launch::Bootstrap& bs, core::Deadline de
     std::string handles;
     for (uint32_t i = 0; i < kEventsPerPeer; ++i) {
       cudaEvent_t e = nullptr;
-      CCSCOPE_CUDA_RETURN("cudaEventCreateWithFlags",
-                          cudaEventCreateWithFlags(
-                              &e, cudaEventDisableTiming | cudaEventInterprocess));
+      CCSCOPE_CUDA_RETURN(
+          "cudaEventCreateWithFlags",
+          cudaEventCreateWithFlags(&e, cudaEventDisableTiming | cudaEventInterprocess));
       peer.own_events.push_back(e);
       cudaIpcEventHandle_t h{};
       CCSCOPE_CUDA_RETURN("cudaIpcGetEventHandle", cudaIpcGetEventHandle(&h, e));
       handles += toHex(&h, sizeof h);
     }
-    CCSCOPE_RETURN_IF_ERROR(bs.put(fmt::format("{}cuda-ipc/ev/{}/{}", opts_.scope, rank_, p),
-                                   handles));
+    CCSCOPE_RETURN_IF_ERROR(
+        bs.put(fmt::format("{}cuda-ipc/ev/{}/{}", opts_.scope, rank_, p), handles));
   }
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
@@ -148,7 +148,8 @@ core::Result<MemoryKeys> CudaIpcTransport::doRegister(char* base, size_t /*len*/
   CCSCOPE_ASSIGN_OR_RETURN(GetAddressRange range, addressRangeFn());
   CUdeviceptr alloc = 0;
   size_t alloc_len = 0;
-  if (CUresult r = range(&alloc, &alloc_len, reinterpret_cast<CUdeviceptr>(base)); r != CUDA_SUCCESS)
+  if (CUresult r = range(&alloc, &alloc_len, reinterpret_cast<CUdeviceptr>(base));
+      r != CUDA_SUCCESS)
     return Status(Code::kInvalidArgument,
                   fmt::format("cuMemGetAddressRange: {} is not device memory (CUresult {})",
                               static_cast<void*>(base), static_cast<int>(r)))
@@ -189,9 +190,10 @@ void CudaIpcTransport::doDeregister(const MemoryRegion& mr) {
       blockFor(20000);
     }
     if (!answered())
-      spdlog::warn("cuda-ipc: rank {}: peers did not confirm closing their mapping of a buffer "
-                   "within {} s; freeing it anyway",
-                   rank_, kUnmapWaitSeconds);
+      spdlog::warn(
+          "cuda-ipc: rank {}: peers did not confirm closing their mapping of a buffer "
+          "within {} s; freeing it anyway",
+          rank_, kUnmapWaitSeconds);
   }
   std::erase_if(exported_, [&](const auto& e) { return e.get() == x; });
 }

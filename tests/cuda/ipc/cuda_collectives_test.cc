@@ -92,7 +92,8 @@ INSTANTIATE_TEST_SUITE_P(OneGpu, CudaCollectives,
                                            std::pair<std::string, int>{"shm", 2},
                                            std::pair<std::string, int>{"tcp", 2}),
                          [](const auto& info) {
-                           std::string n = info.param.first + "_np" + std::to_string(info.param.second);
+                           std::string n =
+                               info.param.first + "_np" + std::to_string(info.param.second);
                            for (char& ch : n)
                              if (ch == '-') ch = '_';
                            return n;

@@ -12,8 +12,8 @@ std::string gpuUnusableReason();
 }  // namespace ccscope::tests
 
 // First statement of every GPU test: skips, with CUDA's reason, where no GPU is usable.
-#define SKIP_WITHOUT_GPU()                                                        \
-  do {                                                                            \
-    if (std::string why = ::ccscope::tests::gpuUnusableReason(); !why.empty())    \
-      GTEST_SKIP() << "no CUDA device: " << why;                                  \
+#define SKIP_WITHOUT_GPU()                                                     \
+  do {                                                                         \
+    if (std::string why = ::ccscope::tests::gpuUnusableReason(); !why.empty()) \
+      GTEST_SKIP() << "no CUDA device: " << why;                               \
   } while (0)

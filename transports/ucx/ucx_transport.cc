@@ -1,0 +1,277 @@
+#include <fmt/format.h>
+#include <poll.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "transports/ucx/ucx_impl.h"
+
+namespace ccscope::transports {
+
+namespace ucx {
+
+using core::Code;
+using core::Layer;
+using core::Status;
+
+namespace {
+
+Status ucxStatus(const char* call, ucs_status_t s) {
+  return Status(Code::kSystem, fmt::format("{}: {}", call, ucs_status_string(s)))
+      .withLayer(Layer::kLibrary)
+      .withNative(call, static_cast<long>(s));
+}
+
+std::string toHex(const void* p, size_t n) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(2 * n, '0');
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (size_t i = 0; i < n; ++i) {
+    out[2 * i] = kDigits[b[i] >> 4];
+    out[2 * i + 1] = kDigits[b[i] & 15];
+  }
+  return out;
+}
+
+std::vector<unsigned char> fromHex(const std::string& s) {
+  std::vector<unsigned char> out(s.size() / 2);
+  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<unsigned char>(nibble(s[2 * i]) << 4 | nibble(s[2 * i + 1]));
+  return out;
+}
+
+void peerErrorTrampoline(void* arg, ucp_ep_h /*ep*/, ucs_status_t status) {
+  auto* e = static_cast<PeerRef*>(arg);
+  e->t->onPeerError(e->peer, status);
+}
+
+}  // namespace
+
+UcxTransport::~UcxTransport() { close(); }
+
+// Peer error handling needs transports that support it; UCX 1.13's shared-memory ones do only
+// when asked (UCX_POSIX_ERROR_HANDLING, UCX_SYSV_ERROR_HANDLING). A user's setting wins.
+Status UcxTransport::openContext() {
+  const char* tls = std::getenv("UCX_TLS");
+  const std::string t = tls ? tls : "all";
+  if (t.find("all") != std::string::npos || t.find("sm") != std::string::npos ||
+      t.find("posix") != std::string::npos || t.find("sysv") != std::string::npos) {
+    setenv("UCX_POSIX_ERROR_HANDLING", "y", 0);
+    setenv("UCX_SYSV_ERROR_HANDLING", "y", 0);
+  }
+  // A dead peer on shared memory is noticed only by keepalive (20 s by default in 1.13): once
+  // a second keeps the notice well inside a collective's deadline.
+  setenv("UCX_KEEPALIVE_INTERVAL", "1s", 0);
+  ucp_config_t* config = nullptr;
+  if (ucs_status_t s = ucp_config_read(nullptr, nullptr, &config); s != UCS_OK)
+    return ucxStatus("ucp_config_read", s);
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
+  ucs_status_t s = ucp_init(&params, config, &context_);
+  ucp_config_release(config);
+  if (s != UCS_OK) return ucxStatus("ucp_init", s);
+  ucp_worker_params_t wp{};
+  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+  if (s = ucp_worker_create(context_, &wp, &worker_); s != UCS_OK)
+    return ucxStatus("ucp_worker_create", s);
+  if (s = ucp_worker_get_efd(worker_, &efd_); s != UCS_OK)
+    return ucxStatus("ucp_worker_get_efd", s);
+  return Status::ok();
+}
+
+Status UcxTransport::exchangeAddresses(launch::Bootstrap& bs, core::Deadline deadline) {
+  ucp_address_t* addr = nullptr;
+  size_t len = 0;
+  if (ucs_status_t s = ucp_worker_get_address(worker_, &addr, &len); s != UCS_OK)
+    return ucxStatus("ucp_worker_get_address", s);
+  Status put = bs.put(fmt::format("{}ucx/{}", opts_.scope, rank_), toHex(addr, len));
+  ucp_worker_release_address(worker_, addr);
+  CCSCOPE_RETURN_IF_ERROR(put);
+  err_args_.resize(size_);
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    CCSCOPE_ASSIGN_OR_RETURN(std::string v,
+                             bs.get(fmt::format("{}ucx/{}", opts_.scope, p), deadline));
+    std::vector<unsigned char> remote = fromHex(v);
+    err_args_[p] = {this, p};
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    ep.address = reinterpret_cast<const ucp_address_t*>(remote.data());
+    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    ep.err_handler.cb = peerErrorTrampoline;
+    ep.err_handler.arg = &err_args_[p];
+    if (ucs_status_t s = ucp_ep_create(worker_, &ep, &peers_[p].ep); s != UCS_OK)
+      return ucxStatus("ucp_ep_create", s)
+          .withPeer(p)
+          .prepend(fmt::format(
+              "connecting to rank {} (peer error handling needs transports that support it: "
+              "UCX_TLS={})",
+              p, std::getenv("UCX_TLS") ? std::getenv("UCX_TLS") : "all"));
+  }
+  return Status::ok();
+}
+
+Status UcxTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
+  initTable(bs.rank(), bs.size(), opts_.request_slots);
+  setSpinPolicy(opts_.local_ranks);
+  if (size_ > kMaxRanks)
+    return Status(Code::kInvalidArgument, fmt::format("ucx: at most {} ranks", kMaxRanks));
+  peers_ = std::vector<Peer>(size_);
+  refs_.resize(table_->capacity());
+  for (uint32_t i = 0; i < refs_.size(); ++i) refs_[i] = {this, i};
+  ucx_req_.assign(table_->capacity(), nullptr);
+  ucx_status_.assign(table_->capacity(), UCS_OK);
+  expect_seq_.assign(table_->capacity(), 0);
+  CCSCOPE_RETURN_IF_ERROR(openContext());
+  CCSCOPE_RETURN_IF_ERROR(exchangeAddresses(bs, deadline));
+  postControlRecv();
+  // Endpoints connect lazily: a barrier after one flush round makes the wire-up happen here.
+  CCSCOPE_RETURN_IF_ERROR(bs.barrier(opts_.scope + "ucx-connected", deadline));
+  collectChosen();
+  setConnected(true);
+  return Status::ok();
+}
+
+// The lanes of every endpoint as ucp_ep_print_info shows them ("tcp/lo", "posix/memory"):
+// UCX 1.13 has no query for them.
+void UcxTransport::collectChosen() {
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_ || !peers_[p].ep) continue;
+    char* text = nullptr;
+    size_t len = 0;
+    FILE* f = open_memstream(&text, &len);
+    if (!f) return;
+    ucp_ep_print_info(peers_[p].ep, f);
+    std::fclose(f);
+    std::string lanes;
+    // "lane[0]:  2:tcp/lo.0 md[1] ...": the resource after the index.
+    for (const char* q = text; (q = std::strstr(q, "lane[")) != nullptr; ++q) {
+      const char* eol = std::strchr(q, '\n');
+      const std::string line(q, eol ? eol : q + std::strlen(q));
+      const size_t start = line.find_first_not_of(' ', line.find("]:") + 2);
+      if (start == std::string::npos) continue;
+      std::string tl = line.substr(start, line.find(' ', start) - start);
+      if (size_t colon = tl.find(':'); colon != std::string::npos) tl = tl.substr(colon + 1);
+      if (lanes.find(tl) == std::string::npos) lanes += (lanes.empty() ? "" : " ") + tl;
+    }
+    std::free(text);
+    chosen_ += fmt::format("{}rank {}: {}", chosen_.empty() ? "" : "; ", p, lanes);
+  }
+  spdlog::debug("ucx: rank {} lanes: {}", rank_, chosen_);
+}
+
+std::string UcxTransport::setupNote() const {
+  const char* tls = std::getenv("UCX_TLS");
+  unsigned major = 0, minor = 0, release = 0;
+  ucp_get_version(&major, &minor, &release);  // the library loaded, not the header's
+  return fmt::format("ucx {}.{}.{}: UCX_TLS={}; rank {} reaches {}", major, minor, release,
+                     tls ? tls : "all (unset)", rank_, chosen_.empty() ? "?" : chosen_);
+}
+
+core::Result<MemoryKeys> UcxTransport::doRegister(char* base, size_t len, MemoryKind /*kind*/,
+                                                  int /*device*/) {
+  MemoryKeys k;
+  if (len == 0 || !context_) return k;  // not connected: UCX registers on the fly
+  ucp_mem_map_params_t mp{};
+  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+  mp.address = base;
+  mp.length = len;
+  ucp_mem_h memh = nullptr;
+  if (ucs_status_t s = ucp_mem_map(context_, &mp, &memh); s != UCS_OK)
+    return ucxStatus("ucp_mem_map", s);
+  k.handle = memh;
+  mapped_.push_back(memh);
+  return k;
+}
+
+void UcxTransport::doDeregister(const MemoryRegion& mr) {
+  auto memh = static_cast<ucp_mem_h>(mr.keys().handle);
+  auto it = std::find(mapped_.begin(), mapped_.end(), memh);
+  if (it == mapped_.end() || !context_) return;  // unmapped by close() already
+  mapped_.erase(it);
+  ucp_mem_unmap(context_, memh);
+}
+
+// Progress until UCX has given back every request of ours (a closed endpoint fails them), so
+// nothing references a buffer when the context goes.
+void UcxTransport::drainRequests(double seconds) {
+  const core::Deadline until = core::Deadline::afterSeconds(seconds);
+  auto busy = [&] {
+    return ctrl_req_ != nullptr || ctrl_inflight_ > 0 ||
+           std::any_of(ucx_req_.begin(), ucx_req_.end(), [](void* r) { return r != nullptr; });
+  };
+  while (busy() && !until.expired()) ucp_worker_progress(worker_);
+}
+
+// Arm the worker's event fd and sleep on it; UCS_ERR_BUSY means events are pending: progress.
+void UcxTransport::blockFor(int64_t max_ns) {
+  if (!worker_ || efd_ < 0) return;
+  if (ucp_worker_arm(worker_) == UCS_ERR_BUSY) return;
+  pollfd pfd{efd_, POLLIN, 0};
+  poll(&pfd, 1, static_cast<int>(std::max<int64_t>(1, max_ns / 1000000)));
+}
+
+void UcxTransport::close() {
+  if (closed_ || !worker_) return;
+  for (int p = 0; p < size_; ++p)
+    if (p != rank_) failPeer(p, Status(Code::kAborted, "ucx transport closed"));
+  if (ctrl_req_) ucp_request_cancel(worker_, ctrl_req_);
+  for (int i = 0; ctrl_req_ && i < 1000; ++i) ucp_worker_progress(worker_);
+  // What was sent gets a moment to leave (an abort notice, a last message: a rank often exits
+  // right after), then every endpoint closes at once: a flush would wait on sends nobody
+  // receives any more.
+  ucp_request_param_t fp{};
+  ucs_status_ptr_t flush = ucp_worker_flush_nbx(worker_, &fp);
+  const core::Deadline flushed = core::Deadline::afterSeconds(0.2);
+  while (UCS_PTR_IS_PTR(flush) && ucp_request_check_status(flush) == UCS_INPROGRESS &&
+         !flushed.expired())
+    ucp_worker_progress(worker_);
+  const core::Deadline closing = core::Deadline::afterSeconds(5);
+  for (int p = 0; p < size_; ++p) {
+    if (!peers_[p].ep) continue;
+    ucp_request_param_t cp{};
+    cp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    cp.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    ucs_status_ptr_t r = ucp_ep_close_nbx(peers_[p].ep, &cp);
+    while (UCS_PTR_IS_PTR(r) && ucp_request_check_status(r) == UCS_INPROGRESS && !closing.expired())
+      ucp_worker_progress(worker_);
+    if (UCS_PTR_IS_PTR(r)) ucp_request_free(r);
+    peers_[p].ep = nullptr;
+  }
+  if (UCS_PTR_IS_PTR(flush)) {
+    while (ucp_request_check_status(flush) == UCS_INPROGRESS && !closing.expired())
+      ucp_worker_progress(worker_);
+    ucp_request_free(flush);
+  }
+  for (Peer& peer : peers_) {
+    while (peer.closing && ucp_request_check_status(peer.closing) == UCS_INPROGRESS &&
+           !closing.expired())
+      ucp_worker_progress(worker_);
+    if (peer.closing) ucp_request_free(peer.closing);
+    peer.closing = nullptr;
+  }
+  drainRequests(2);
+  for (ucp_mem_h m : mapped_) ucp_mem_unmap(context_, m);
+  mapped_.clear();
+  closed_ = true;
+  setConnected(false);
+  ucp_worker_destroy(worker_);
+  worker_ = nullptr;
+  ucp_cleanup(context_);
+  context_ = nullptr;
+}
+
+}  // namespace ucx
+
+std::unique_ptr<Transport> makeUcxTransport(const TransportOptions& opts) {
+  return std::make_unique<ucx::UcxTransport>(opts);
+}
+
+}  // namespace ccscope::transports
