@@ -80,6 +80,7 @@ inline std::string checkData(const char* buf, size_t len, uint64_t seed) {
 // transport.
 class TransportConformanceTest : public ::testing::TestWithParam<TransportCase> {
  protected:
+  // (UCX's memory hooks are off for this binary: tests/transports/CMakeLists.txt says why.)
   void SetUp() override {
     if (GetParam().ucx_tls) setenv("UCX_TLS", GetParam().ucx_tls, 1);
   }
