@@ -31,6 +31,8 @@ commands=(
   "whole-VM freezes seen by the freeze probe before and after a 64 MiB np 8 run"
   analyze "[RUNS=3]"
   "ccscope analyze on ~1 GB of synthetic multi-rank logs: wall seconds and max RSS"
+  ucx "[RUNS=5] [MIN=1M] [MAX=64M]"
+  "our ring allreduce over UCX (sm, tcp) vs our shm and tcp, with Open MPI's pml ucx"
 )
 
 help_all() {

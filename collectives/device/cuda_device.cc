@@ -20,7 +20,7 @@ namespace {
 // event has (steps on one stream finish in order, so only the oldest is polled).
 class CudaCompute final : public ComputeBackend {
  public:
-  CudaCompute(cudaStream_t stream, int device) : stream_(stream), device_(device) {}
+  explicit CudaCompute(cudaStream_t stream) : stream_(stream) {}
   ~CudaCompute() override {
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
   }
@@ -71,7 +71,6 @@ class CudaCompute final : public ComputeBackend {
   core::Result<size_t> nextEvent();
 
   cudaStream_t stream_;
-  int device_;
   core::DataType dtype_ = core::DataType::kFloat;
   core::ReduceOp op_ = core::ReduceOp::kSum;
   int ranks_ = 1;
@@ -194,7 +193,7 @@ core::Result<std::unique_ptr<DeviceRuntime>> CudaDevice::open(int device) {
   char bus[32] = "";
   cudaDeviceGetPCIBusId(bus, sizeof bus, device);
   d->describe_ = fmt::format("cuda:{} {} ({})", device, p.name, bus);
-  d->compute_ = std::make_unique<CudaCompute>(d->stream_, device);
+  d->compute_ = std::make_unique<CudaCompute>(d->stream_);
   return std::unique_ptr<DeviceRuntime>(std::move(d));
 }
 

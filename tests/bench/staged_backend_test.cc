@@ -98,7 +98,7 @@ int everyCollectiveStaged(RankContext& c) {
       BenchConfig cfg;
       cfg.collective = coll;
       cfg.min_bytes = 8;
-      cfg.max_bytes = 256 * 1024;
+      cfg.max_bytes = uint64_t{256} * 1024;
       cfg.factor = 32;
       cfg.iters = 2;
       cfg.warmup = 1;

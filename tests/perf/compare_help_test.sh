@@ -7,7 +7,7 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 python=${1:-python3}
 compare=$root/perf/compare.sh
-names=(mpi algorithms latency builds points pages bind single-copy flight handoff freeze analyze)
+names=(mpi algorithms latency builds points pages bind single-copy flight handoff freeze analyze ucx)
 fails=0
 fail() {
   echo "FAIL: $*"

@@ -26,6 +26,7 @@ namespace {
     start = end == std::string::npos ? all.size() : end + 1;
   }
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   execv("/proc/self/exe", argv.data());  // returns only on failure: run as we are

@@ -156,9 +156,10 @@ core::Result<MemoryKeys> CudaIpcTransport::doRegister(char* base, size_t /*len*/
         .withLayer(Layer::kGpu)
         .withNative("cuMemGetAddressRange", r);
   auto x = std::make_unique<ExportedRange>();
-  x->alloc_base = reinterpret_cast<const char*>(alloc);
+  // CUDA hands device addresses out as integers.
+  x->alloc_base = reinterpret_cast<const char*>(alloc);  // NOLINT(performance-no-int-to-ptr)
   CCSCOPE_CUDA_RETURN("cudaIpcGetMemHandle",
-                      cudaIpcGetMemHandle(&x->handle, reinterpret_cast<void*>(alloc)));
+                      cudaIpcGetMemHandle(&x->handle, const_cast<char*>(x->alloc_base)));
   MemoryKeys k;
   k.handle = x.get();
   exported_.push_back(std::move(x));

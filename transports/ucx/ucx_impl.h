@@ -35,7 +35,8 @@ class UcxTransport;
 
 // Stored in a slot's UCX request while a post is under way: a callback UCX runs inside the post
 // clears it, and then the returned request (already freed) must not be kept.
-inline void* const kPosting = reinterpret_cast<void*>(uintptr_t{1});
+inline char kPostingMark = 0;
+inline void* const kPosting = &kPostingMark;
 // The data receives' callback (user_data: the slot's SlotRef).
 void recvCb(void* req, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user);
 
