@@ -11,11 +11,12 @@ env: ITERS=10 WARMUP=3
 TXT
 }
 
+# Open MPI's UCX PML selects only RDMA devices unless told any will do (pml_ucx_tls/devices).
 ompi_ucx() {
   local tls=$1 np=$2
   shift 2
-  mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ucx -x UCX_TLS="$tls" \
-    -np "$np" "$@"
+  mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ucx --mca pml_ucx_tls any \
+    --mca pml_ucx_devices any -x UCX_TLS="$tls" -np "$np" "$@"
 }
 
 ucx_main() {
