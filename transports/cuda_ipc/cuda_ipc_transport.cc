@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "core/cuda_status.h"
+#include "transports/common/hex.h"
 #include "transports/cuda_ipc/cuda_ipc_impl.h"
 
 namespace ccscope::transports {
@@ -16,26 +17,6 @@ using core::Layer;
 using core::Status;
 
 namespace {
-
-std::string toHex(const void* p, size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(2 * n, '0');
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (size_t i = 0; i < n; ++i) {
-    out[2 * i] = kDigits[b[i] >> 4];
-    out[2 * i + 1] = kDigits[b[i] & 15];
-  }
-  return out;
-}
-
-bool fromHex(const std::string& s, void* p, size_t n) {
-  if (s.size() != 2 * n) return false;
-  auto* b = static_cast<unsigned char*>(p);
-  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-  for (size_t i = 0; i < n; ++i)
-    b[i] = static_cast<unsigned char>(nibble(s[2 * i]) << 4 | nibble(s[2 * i + 1]));
-  return true;
-}
 
 // cuMemGetAddressRange through the runtime's entry-point lookup: the binary then needs no
 // libcuda at link time, and runs (and says why it cannot) where no driver is installed.

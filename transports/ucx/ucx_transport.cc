@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "transports/common/hex.h"
 #include "transports/ucx/ucx_impl.h"
 
 namespace ccscope::transports {
@@ -23,25 +24,6 @@ Status ucxStatus(const char* call, ucs_status_t s) {
   return Status(Code::kSystem, fmt::format("{}: {}", call, ucs_status_string(s)))
       .withLayer(Layer::kLibrary)
       .withNative(call, static_cast<long>(s));
-}
-
-std::string toHex(const void* p, size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(2 * n, '0');
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (size_t i = 0; i < n; ++i) {
-    out[2 * i] = kDigits[b[i] >> 4];
-    out[2 * i + 1] = kDigits[b[i] & 15];
-  }
-  return out;
-}
-
-std::vector<unsigned char> fromHex(const std::string& s) {
-  std::vector<unsigned char> out(s.size() / 2);
-  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-  for (size_t i = 0; i < out.size(); ++i)
-    out[i] = static_cast<unsigned char>(nibble(s[2 * i]) << 4 | nibble(s[2 * i + 1]));
-  return out;
 }
 
 void peerErrorTrampoline(void* arg, ucp_ep_h /*ep*/, ucs_status_t status) {
@@ -99,6 +81,9 @@ Status UcxTransport::exchangeAddresses(launch::Bootstrap& bs, core::Deadline dea
     CCSCOPE_ASSIGN_OR_RETURN(std::string v,
                              bs.get(fmt::format("{}ucx/{}", opts_.scope, p), deadline));
     std::vector<unsigned char> remote = fromHex(v);
+    if (remote.empty())
+      return Status(Code::kRemoteError, fmt::format("rank {} published a malformed address", p))
+          .withLayer(Layer::kBootstrap);
     err_args_[p] = {this, p};
     ucp_ep_params_t ep{};
     ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |

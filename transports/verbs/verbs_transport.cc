@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 
+#include "transports/common/hex.h"
 #include "transports/verbs/verbs_errors.h"
 #include "transports/verbs/verbs_impl.h"
 
@@ -28,21 +29,6 @@ struct WireAddress {
   uint32_t version = kAddrVersion;
   QpAddress qp;
 };
-
-std::string toHex(const void* p, size_t n) {
-  std::string out;
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (size_t i = 0; i < n; ++i) out += fmt::format("{:02x}", b[i]);
-  return out;
-}
-
-bool fromHex(const std::string& s, void* p, size_t n) {
-  if (s.size() != 2 * n) return false;
-  auto* b = static_cast<unsigned char*>(p);
-  for (size_t i = 0; i < n; ++i)
-    b[i] = static_cast<unsigned char>(std::stoul(s.substr(2 * i, 2), nullptr, 16));
-  return true;
-}
 
 }  // namespace
 
