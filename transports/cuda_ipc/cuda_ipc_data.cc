@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "core/cuda_status.h"
+#include "transports/common/pair_errors.h"
 #include "transports/cuda_ipc/cuda_ipc_impl.h"
 
 namespace ccscope::transports::cuda_ipc {
@@ -11,22 +12,6 @@ using core::Layer;
 using core::Status;
 
 namespace {
-
-Status tagMismatch(int receiver, int sender, uint32_t expected, uint32_t got) {
-  return Status(Code::kRemoteError,
-                fmt::format("rank {} expected tag {:#x} from rank {} but got {:#x}: ranks "
-                            "disagree on the collective",
-                            receiver, expected, sender, got))
-      .withLayer(Layer::kApplication);
-}
-
-Status tooLong(int receiver, int sender, uint64_t sent, uint64_t room) {
-  return Status(Code::kRemoteError,
-                fmt::format("rank {} sent {} B but rank {} expected at most {} B: ranks disagree "
-                            "on the message size",
-                            sender, sent, receiver, room))
-      .withLayer(Layer::kApplication);
-}
 
 int64_t ownerCode(int peer, bool recv, uint32_t index) {
   return (static_cast<int64_t>(peer) << 16) | (recv ? 1 << 15 : 0) | index;
@@ -156,10 +141,10 @@ void CudaIpcTransport::onDone(int p, const Ctrl& c) {
       table_->complete(slot);
       break;
     case CtrlResult::kTagMismatch:
-      table_->fail(slot, tagMismatch(p, rank_, c.tag, rec.tag).withPeer(p));
+      table_->fail(slot, tagMismatchStatus(p, rank_, c.tag, rec.tag).withPeer(p));
       break;
     case CtrlResult::kTooLong:
-      table_->fail(slot, tooLong(p, rank_, rec.len, c.len).withPeer(p));
+      table_->fail(slot, tooLongStatus(p, rank_, rec.len, c.len).withPeer(p));
       break;
   }
 }
@@ -193,10 +178,10 @@ void CudaIpcTransport::matchOne(int p, uint32_t slot, const Ctrl& a) {
     table_->complete(slot);
   } else if (a.tag != rec.tag) {
     done.result = CtrlResult::kTagMismatch;
-    table_->fail(slot, tagMismatch(rank_, p, rec.tag, a.tag).withPeer(p));
+    table_->fail(slot, tagMismatchStatus(rank_, p, rec.tag, a.tag).withPeer(p));
   } else if (a.len > rec.len) {
     done.result = CtrlResult::kTooLong;
-    table_->fail(slot, tooLong(rank_, p, a.len, rec.len).withPeer(p));
+    table_->fail(slot, tooLongStatus(rank_, p, a.len, rec.len).withPeer(p));
   } else {
     auto src = openPeerMemory(p, a.mem);
     Status s = src.status();

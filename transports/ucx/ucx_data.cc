@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "transports/common/pair_errors.h"
 #include "transports/ucx/ucx_impl.h"
 
 namespace ccscope::transports::ucx {
@@ -17,22 +18,6 @@ namespace {
 
 uint64_t wireTag(int sender, uint64_t seq, uint32_t tag) {
   return (static_cast<uint64_t>(sender) << kRankShift) | ((seq << kSeqShift) & kSeqMask) | tag;
-}
-
-Status tagMismatch(int receiver, int sender, uint32_t expected, uint32_t got) {
-  return Status(Code::kRemoteError,
-                fmt::format("rank {} expected tag {:#x} from rank {} but got {:#x}: ranks "
-                            "disagree on the collective",
-                            receiver, expected, sender, got))
-      .withLayer(Layer::kApplication);
-}
-
-Status tooLong(int receiver, int sender, uint64_t room) {
-  return Status(Code::kRemoteError,
-                fmt::format("rank {} sent more than the {} B rank {} expected: ranks disagree "
-                            "on the message size",
-                            sender, room, receiver))
-      .withLayer(Layer::kApplication);
 }
 
 void sentCb(void* req, ucs_status_t status, void* user) {
@@ -160,7 +145,7 @@ void UcxTransport::onReceived(uint32_t slot, void* req, ucs_status_t status,
   if (rec.state != ReqState::kPending) return;
   const int peer = rec.peer;
   if (status == UCS_ERR_MESSAGE_TRUNCATED) {
-    Status s = tooLong(rank_, peer, rec.len).withPeer(peer);
+    Status s = tooLongStatus(rank_, peer, 0, rec.len).withPeer(peer);
     table_->fail(slot, s);
     sendControl(peer, Ctrl{CtrlKind::kTooLong, static_cast<uint32_t>(rec.len), 0, 0});
     failPeer(peer, s);
@@ -175,7 +160,7 @@ void UcxTransport::onReceived(uint32_t slot, void* req, ucs_status_t status,
   const uint64_t want = (expect_seq_[slot] << kSeqShift & kSeqMask) >> kSeqShift;
   if (got != rec.tag || seq != want) {
     Status s = got != rec.tag
-                   ? tagMismatch(rank_, peer, rec.tag, got).withPeer(peer)
+                   ? tagMismatchStatus(rank_, peer, rec.tag, got).withPeer(peer)
                    : Status(Code::kInternal,
                             fmt::format("rank {} expected message {} (mod 2048) from rank {} but "
                                         "got {}: the pair lost its order",
@@ -246,10 +231,10 @@ void UcxTransport::onControl(void* req, ucs_status_t status, const ucp_tag_recv_
                          .withPeer(peer));
       break;
     case CtrlKind::kMismatch:
-      failPeer(peer, tagMismatch(peer, rank_, c.expected, c.got).withPeer(peer));
+      failPeer(peer, tagMismatchStatus(peer, rank_, c.expected, c.got).withPeer(peer));
       break;
     case CtrlKind::kTooLong:
-      failPeer(peer, tooLong(peer, rank_, c.expected).withPeer(peer));
+      failPeer(peer, tooLongStatus(peer, rank_, 0, c.expected).withPeer(peer));
       break;
   }
 }

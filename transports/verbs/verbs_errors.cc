@@ -5,6 +5,8 @@
 #include <array>
 #include <cstring>
 
+#include "transports/common/pair_errors.h"
+
 namespace ccscope::transports::verbs {
 
 using core::Code;
@@ -159,19 +161,11 @@ Status asyncError(ibv_event_type type, const std::string& dev, int peer) {
 }
 
 Status tagMismatch(int receiver, int sender, uint32_t expected, uint32_t got) {
-  return Status(Code::kRemoteError,
-                fmt::format("rank {} expected tag {:#x} from rank {} but got {:#x}: ranks "
-                            "disagree on the collective",
-                            receiver, expected, sender, got))
-      .withLayer(Layer::kApplication);
+  return tagMismatchStatus(receiver, sender, expected, got);
 }
 
 Status tooLong(int receiver, int sender, uint64_t sent, uint64_t room) {
-  return Status(Code::kRemoteError,
-                fmt::format("rank {} sent {} B but rank {} expected at most {} B: ranks disagree "
-                            "on the message size",
-                            sender, sent, receiver, room))
-      .withLayer(Layer::kApplication);
+  return tooLongStatus(receiver, sender, sent, room);
 }
 
 Status noDevice() {
