@@ -173,10 +173,6 @@ struct GpuTally {
   }
 };
 
-std::string firstAndCount(const std::vector<std::string>& v) {
-  return v.size() == 1 ? v[0] : fmt::format("{} (+{} more)", v[0], v.size() - 1);
-}
-
 }  // namespace
 
 ProbeResult judgeGpuLayer(const std::vector<json>& per_rank,
@@ -189,18 +185,10 @@ ProbeResult judgeGpuLayer(const std::vector<json>& per_rank,
         fmt::format("skipped: no GPU ({})", t.no_gpu.empty() ? "no rank reported" : t.no_gpu);
     return r;
   }
-  r.evidence = t.faults;
-  r.evidence.insert(r.evidence.end(), t.warnings.begin(), t.warnings.end());
-  if (!t.faults.empty()) {
-    r.outcome = ProbeOutcome::kFail;
-    r.detail = firstAndCount(t.faults);
-    r.next_step =
-        "Inspect the named GPU (nvidia-smi -q -i <bus id>: ECC, retired pages, remapped rows, "
-        "PCIe link); drain it from the job, reset or replace it, then rerun ccscope diagnose.";
-  } else if (!t.warnings.empty()) {
-    r.outcome = ProbeOutcome::kWarn;
-    r.detail = firstAndCount(t.warnings);
-  } else {
+  if (!applyFindings(
+          r, t.faults, t.warnings,
+          "Inspect the named GPU (nvidia-smi -q -i <bus id>: ECC, retired pages, remapped rows, "
+          "PCIe link); drain it from the job, reset or replace it, then rerun ccscope diagnose.")) {
     r.outcome = ProbeOutcome::kPass;
     r.detail = fmt::format("{} GPU(s), kernel and copy ok on {}; no ECC, PCIe or NVLink fault",
                            t.devices.size(), t.kernel_ok);

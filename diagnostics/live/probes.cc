@@ -275,4 +275,23 @@ core::Result<std::vector<json>> gather(launch::StoreClient& c, const std::string
   return out;
 }
 
+bool applyFindings(ProbeResult& r, const std::vector<std::string>& faults,
+                   const std::vector<std::string>& warnings, std::string fault_step) {
+  auto firstAndCount = [](const std::vector<std::string>& v) {
+    return v.size() == 1 ? v[0] : fmt::format("{} (+{} more)", v[0], v.size() - 1);
+  };
+  r.evidence = faults;
+  r.evidence.insert(r.evidence.end(), warnings.begin(), warnings.end());
+  if (!faults.empty()) {
+    r.outcome = ProbeOutcome::kFail;
+    r.detail = firstAndCount(faults);
+    r.next_step = std::move(fault_step);
+    return true;
+  }
+  if (warnings.empty()) return false;
+  r.outcome = ProbeOutcome::kWarn;
+  r.detail = firstAndCount(warnings);
+  return true;
+}
+
 }  // namespace ccscope::diagnostics

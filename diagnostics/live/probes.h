@@ -42,6 +42,12 @@ struct ProbeResult {
   std::string next_step;  // "" = the layer's generic one
 };
 
+// A device layer's verdict from its findings (GPU, RDMA): FAIL on a fault (with `fault_step`),
+// WARN on a warning, faults then warnings as evidence. False when there are none: the caller
+// says what passed.
+bool applyFindings(ProbeResult& r, const std::vector<std::string>& faults,
+                   const std::vector<std::string>& warnings, std::string fault_step);
+
 // Every rank: this rank's local facts (interface, /dev/shm, memlock, env names, devices, the
 // RDMA layer: sysfs ports, GIDs and counters; the GPU layer: CUDA, NVML and the kernel probe on
 // this rank's share of its host's GPUs).

@@ -245,10 +245,6 @@ struct RdmaTally {
   }
 };
 
-std::string firstAndCount(const std::vector<std::string>& v) {
-  return v.size() == 1 ? v[0] : fmt::format("{} (+{} more)", v[0], v.size() - 1);
-}
-
 }  // namespace
 
 ProbeResult judgeRdmaLayer(const std::vector<json>& per_rank,
@@ -260,19 +256,11 @@ ProbeResult judgeRdmaLayer(const std::vector<json>& per_rank,
     r.detail = "skipped: no RDMA device";
     return r;
   }
-  r.evidence = t.faults;
-  r.evidence.insert(r.evidence.end(), t.warnings.begin(), t.warnings.end());
-  if (!t.faults.empty()) {
-    r.outcome = ProbeOutcome::kFail;
-    r.detail = firstAndCount(t.faults);
-    r.next_step =
-        "Check the named port (`ibstat <device> <port>`, the cable and transceiver, the switch "
-        "port, the subnet manager), or leave it out of the job (NCCL_IB_HCA, UCX_NET_DEVICES); "
-        "then rerun ccscope diagnose.";
-  } else if (!t.warnings.empty()) {
-    r.outcome = ProbeOutcome::kWarn;
-    r.detail = firstAndCount(t.warnings);
-  } else {
+  if (!applyFindings(
+          r, t.faults, t.warnings,
+          "Check the named port (`ibstat <device> <port>`, the cable and transceiver, the switch "
+          "port, the subnet manager), or leave it out of the job (NCCL_IB_HCA, UCX_NET_DEVICES); "
+          "then rerun ccscope diagnose.")) {
     r.outcome = ProbeOutcome::kPass;
     r.detail = fmt::format(
         "{} device(s), {} of {} port(s) ACTIVE and LinkUp; no degraded link "
