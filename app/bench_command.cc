@@ -41,6 +41,7 @@ struct RawOptions {
   std::string hugepages = "on";
   std::string placement = "both";
   std::string bind = "none";
+  std::string ucx_errors = "peer";
   std::string device = "host";
   int gpus_per_node = 0;
   JobOptions job;
@@ -214,6 +215,10 @@ core::Result<JobOptions> toJobOptions(const RawOptions& raw) {
     return Status(core::Code::kInvalidArgument,
                   fmt::format("--bind takes none or core, not '{}'", raw.bind));
   job.bind_core = raw.bind == "core";
+  if (raw.ucx_errors != "peer" && raw.ucx_errors != "none")
+    return Status(core::Code::kInvalidArgument,
+                  fmt::format("--ucx-errors takes peer or none, not '{}'", raw.ucx_errors));
+  job.ucx_peer_errors = raw.ucx_errors == "peer";
   CCSCOPE_ASSIGN_OR_RETURN(job.shm_single_copy_from, shmSingleCopyFromEnv());
   // The wait sampler's period is worked out per rank; a bad override is refused here, once.
   CCSCOPE_RETURN_IF_ERROR(bench::samplePeriod(1, 1).status());
@@ -326,6 +331,9 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("--gid-index", raw->job.gid_index,
                 "verbs: GID index (default: the port's first RoCE v2 GID; InfiniBand: none)")
       ->check(CLI::NonNegativeNumber);
+  b->add_option("--ucx-errors", raw->ucx_errors,
+                "ucx: peer (default: a failed peer fails its requests at once) or none (also "
+                "UCX 1.13's zero-copy cma and tcp, which lack peer error handling)");
   return {b, [raw] { return run(*raw); }};
 }
 

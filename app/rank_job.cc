@@ -230,6 +230,7 @@ Status BenchRank::setUp() {
       jobTransportOptions(info_, client, o_.ifname, o_.tcp_streams, o_.shm_single_copy_from);
   measured.rdma_dev = o_.rdma_dev;
   measured.gid_index = o_.gid_index;
+  measured.ucx_peer_errors = o_.ucx_peer_errors;
   CCSCOPE_ASSIGN_OR_RETURN(device_, openDevice(cfg_, info_));
   if (cfg_.transport != "mpi") {
     CCSCOPE_ASSIGN_OR_RETURN(transport_, transports::makeTransport(cfg_.transport, measured));

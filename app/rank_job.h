@@ -24,6 +24,7 @@ struct JobOptions {
   bool bind_core = false;  // --bind core: local rank r on the r-th allowed CPU (core/affinity.h)
   std::string rdma_dev;    // verbs: --rdma-dev DEVICE[:PORT] ("" = the first active port)
   int gid_index = -1;      // verbs: --gid-index (-1 = the first RoCE v2 GID)
+  bool ucx_peer_errors = true;  // ucx: --ucx-errors peer (true) or none
   std::vector<std::string> argv;
 };
 

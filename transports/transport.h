@@ -53,6 +53,9 @@ struct TransportOptions {
   std::string scope;
   std::string rdma_dev;  // verbs: "mlx5_0:1" or "mlx5_0" ("" = the first ACTIVE port)
   int gid_index = -1;    // verbs: GID table index (-1 = the first RoCE v2 GID, none on IB)
+  // ucx: endpoints in peer error-handling mode (a failed peer fails its requests at once). Off,
+  // UCX 1.13 may also use its zero-copy transports (cma, tcp's put), which lack that mode.
+  bool ucx_peer_errors = true;
 };
 
 class Transport {

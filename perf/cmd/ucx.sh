@@ -3,8 +3,9 @@
 ucx_about() {
   cat <<'TXT'
 Each run: np 2 and 4, our ring allreduce over our shm and over UCX's shared-memory transports
-(UCX_TLS=sm,self), over our tcp and over UCX's tcp (UCX_TLS=tcp,self), and Open MPI's
-MPI_Allreduce with --mca pml ucx on the same two UCX_TLS. Prints median out-of-place busbw per
+(UCX_TLS=sm,self), over our tcp and over UCX's tcp (UCX_TLS=tcp,self), each UCX run with peer
+error handling (the default) and with --ucx-errors none (which lets UCX 1.13 use cma and tcp's
+zero-copy), and Open MPI's MPI_Allreduce with --mca pml ucx on the same two UCX_TLS. Prints median out-of-place busbw per
 size and, per size, ucx over ours as the median of the per-run ratios and every run's ratio
 (the spread), with the goal (>= 0.9 from 1 MiB).
 env: ITERS=10 WARMUP=3
@@ -31,10 +32,14 @@ ucx_main() {
         >/dev/null
       UCX_TLS=sm,self "$ccscope" "${common[@]}" --np "$np" --transport ucx \
         --json "$out/ucxsm.np$np.run$run.jsonl" >/dev/null
+      UCX_TLS=sm,self "$ccscope" "${common[@]}" --np "$np" --transport ucx --ucx-errors none \
+        --json "$out/ucxsmnone.np$np.run$run.jsonl" >/dev/null
       "$ccscope" "${common[@]}" --np "$np" --transport tcp --json "$out/tcp.np$np.run$run.jsonl" \
         >/dev/null
       UCX_TLS=tcp,self "$ccscope" "${common[@]}" --np "$np" --transport ucx \
         --json "$out/ucxtcp.np$np.run$run.jsonl" >/dev/null
+      UCX_TLS=tcp,self "$ccscope" "${common[@]}" --np "$np" --transport ucx --ucx-errors none \
+        --json "$out/ucxtcpnone.np$np.run$run.jsonl" >/dev/null
       ompi_ucx sm,self "$np" "$ccscope" "${common[@]}" --transport mpi --algo native \
         --json "$out/ompiucxsm.np$np.run$run.jsonl" >/dev/null
       ompi_ucx tcp,self "$np" "$ccscope" "${common[@]}" --transport mpi --algo native \

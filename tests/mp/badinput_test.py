@@ -44,6 +44,8 @@ def bad_command_lines(binary):
                             "ring,tree,rabenseifner,recursive_doubling", "--interleave"),
                       ["-e 64 GiB", "4 interleaved", "8 ranks", "MemAvailable"]),
         "bad_bind": (bench(binary, "--np", "2", "--bind", "socket"), ["--bind", "socket"]),
+        "bad_ucx_errors": (bench(binary, "--np", "2", "--transport", "ucx", "--ucx-errors",
+                                 "some"), ["--ucx-errors", "some"]),
         "bad_placement": (bench(binary, "--np", "2", "--placement", "sideways"),
                           ["--placement", "sideways"]),
         "placement_in_alltoall": ([binary, "bench", "alltoall", "--np", "2", "--placement", "in"],

@@ -34,18 +34,22 @@ BUSBW_FACTOR = {"allreduce": lambda n: 2 * (n - 1) / n, "broadcast": lambda n: 1
 
 
 def case_family(h, binary, mpirun, transport, n):
-    """TRANSPORT may be ucx:TLS (e.g. ucx:tcp,self): --transport ucx with UCX_TLS=TLS."""
+    """TRANSPORT may be ucx:TLS (e.g. ucx:tcp,self): --transport ucx with UCX_TLS=TLS, and
+    ucx-none:TLS the same with --ucx-errors none."""
     n = int(n)
     total = 0
     env = None
-    if transport.startswith("ucx:"):
-        transport, env = "ucx", {"UCX_TLS": transport[4:]}
+    extra = []
+    if transport.startswith(("ucx:", "ucx-none:")):
+        kind, tls = transport.split(":", 1)
+        transport, env = "ucx", {"UCX_TLS": tls}
+        extra = ["--ucx-errors", "none"] if kind == "ucx-none" else []
     for coll in COLLECTIVES:
         js = h.path(f"{coll}.jsonl")
         ops = ["--op", ",".join(OPS)] if coll in REDUCING else []
         argv = [binary, "bench", coll, "--np", str(n), "--transport", transport, "--algo", "all",
                 "-b", "4", "-e", "2M", "-f", "9", "--dtype", ",".join(DTYPES), *ops,
-                "-n", "1", "-w", "0", "--timeout", "60s", "--json", js]
+                "-n", "1", "-w", "0", "--timeout", "60s", "--json", js, *extra]
         rc, out, _, p = h.run(argv, RUN_TIMEOUT, extra_env=env, label=coll)
         check(rc == 0, f"{coll}: exit code {rc}\n{h.describe(p)}")
         run, results = split_records(read_jsonl(js), js)

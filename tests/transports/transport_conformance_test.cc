@@ -207,13 +207,15 @@ INSTANTIATE_TEST_SUITE_P(
 #ifdef CCSCOPE_TEST_UCX
                       ,
                       TransportCase{"ucx", 1, "tcp,self"},
-                      TransportCase{"ucx", 1, "posix,sysv,cma,self"}
+                      TransportCase{"ucx", 1, "posix,sysv,cma,self"},
+                      TransportCase{"ucx", 1, "posix,sysv,cma,self", false}
 #endif
                       ),
     [](const ::testing::TestParamInfo<TransportCase>& info) {
       std::string n = info.param.name;
       if (info.param.ucx_tls)
-        return n + (std::string(info.param.ucx_tls).rfind("tcp", 0) == 0 ? "_tcp" : "_shm");
+        return n + (std::string(info.param.ucx_tls).rfind("tcp", 0) == 0 ? "_tcp" : "_shm") +
+               (info.param.ucx_peer_errors ? "" : "_noerr");
       return info.param.streams > 1 ? fmt::format("{}_{}streams", n, info.param.streams) : n;
     });
 

@@ -270,9 +270,11 @@ void UcxTransport::failPeer(int peer, const Status& why) {
 
 // A forced close ends every transfer with the peer, a rendezvous half-way included: nothing
 // lands in a buffer of ours after its request failed. UCX finishes the close in progress().
+// Without peer error handling a forced close is undefined (ucp_ep_close_nbx): the endpoint then
+// stays until the worker goes, and a transfer under way may still finish into its buffer.
 void UcxTransport::closeEndpoint(int peer) {
   Peer& p = peers_[peer];
-  if (!p.ep) return;
+  if (!p.ep || !opts_.ucx_peer_errors) return;
   ucp_request_param_t cp{};
   cp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   cp.flags = UCP_EP_CLOSE_FLAG_FORCE;

@@ -40,14 +40,15 @@ UcxTransport::~UcxTransport() { close(); }
 Status UcxTransport::openContext() {
   const char* tls = std::getenv("UCX_TLS");
   const std::string t = tls ? tls : "all";
-  if (t.find("all") != std::string::npos || t.find("sm") != std::string::npos ||
-      t.find("posix") != std::string::npos || t.find("sysv") != std::string::npos) {
-    setenv("UCX_POSIX_ERROR_HANDLING", "y", 0);
-    setenv("UCX_SYSV_ERROR_HANDLING", "y", 0);
+  auto named = [&](const char* tl) { return t.find(tl) != std::string::npos; };
+  if (opts_.ucx_peer_errors) {
+    // Set only where the transport is in play: UCX warns about variables nothing read.
+    if (named("all") || named("sm") || named("posix")) setenv("UCX_POSIX_ERROR_HANDLING", "y", 0);
+    if (named("all") || named("sm") || named("sysv")) setenv("UCX_SYSV_ERROR_HANDLING", "y", 0);
+    // A dead peer on shared memory is noticed only by keepalive (20 s by default in 1.13): once
+    // a second keeps the notice well inside a collective's deadline.
+    setenv("UCX_KEEPALIVE_INTERVAL", "1s", 0);
   }
-  // A dead peer on shared memory is noticed only by keepalive (20 s by default in 1.13): once
-  // a second keeps the notice well inside a collective's deadline.
-  setenv("UCX_KEEPALIVE_INTERVAL", "1s", 0);
   ucp_config_t* config = nullptr;
   if (ucs_status_t s = ucp_config_read(nullptr, nullptr, &config); s != UCS_OK)
     return ucxStatus("ucp_config_read", s);
@@ -86,12 +87,14 @@ Status UcxTransport::exchangeAddresses(launch::Bootstrap& bs, core::Deadline dea
           .withLayer(Layer::kBootstrap);
     err_args_[p] = {this, p};
     ucp_ep_params_t ep{};
-    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
     ep.address = reinterpret_cast<const ucp_address_t*>(remote.data());
-    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    ep.err_handler.cb = peerErrorTrampoline;
-    ep.err_handler.arg = &err_args_[p];
+    ep.err_mode = opts_.ucx_peer_errors ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+    if (opts_.ucx_peer_errors) {
+      ep.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+      ep.err_handler.cb = peerErrorTrampoline;
+      ep.err_handler.arg = &err_args_[p];
+    }
     if (ucs_status_t s = ucp_ep_create(worker_, &ep, &peers_[p].ep); s != UCS_OK)
       return ucxStatus("ucp_ep_create", s)
           .withPeer(p)
@@ -156,8 +159,11 @@ std::string UcxTransport::setupNote() const {
   const char* tls = std::getenv("UCX_TLS");
   unsigned major = 0, minor = 0, release = 0;
   ucp_get_version(&major, &minor, &release);  // the library loaded, not the header's
-  return fmt::format("ucx {}.{}.{}: UCX_TLS={}; rank {} reaches {}", major, minor, release,
-                     tls ? tls : "all (unset)", rank_, chosen_.empty() ? "?" : chosen_);
+  const char* devs = std::getenv("UCX_NET_DEVICES");
+  return fmt::format("ucx {}.{}.{}: UCX_TLS={}{}; {} error handling; rank {} reaches {}", major,
+                     minor, release, tls ? tls : "all (unset)",
+                     devs ? fmt::format(", UCX_NET_DEVICES={}", devs) : "",
+                     opts_.ucx_peer_errors ? "peer" : "no", rank_, chosen_.empty() ? "?" : chosen_);
 }
 
 core::Result<MemoryKeys> UcxTransport::doRegister(char* base, size_t len, MemoryKind /*kind*/,
@@ -219,7 +225,7 @@ void UcxTransport::close() {
          !flushed.expired())
     ucp_worker_progress(worker_);
   const core::Deadline closing = core::Deadline::afterSeconds(5);
-  for (int p = 0; p < size_; ++p) {
+  for (int p = 0; p < size_ && opts_.ucx_peer_errors; ++p) {
     if (!peers_[p].ep) continue;
     ucp_request_param_t cp{};
     cp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
