@@ -90,19 +90,21 @@ class TransportConformanceTest : public ::testing::TestWithParam<TransportCase> 
     if (GetParam().ucx_tls) unsetenv("UCX_TLS");
   }
   // What a transport cannot do by design skips with the reason: UCX moves a message whole,
-  // cannot take back a send it accepted, completes a send above its rendezvous threshold only
-  // once the receiver took it (so a sender cannot finish and exit before its peer posts), and
-  // queues an abort notice behind such a send on the same endpoint (the peer then learns of
-  // the abort from the sender's exit or its own deadline). "abort-spares-others" is a known
-  // gap, not a design limit: after UCX force-closes the aborted pair's endpoints, exchanges
-  // with a third rank in the same test fail (ucx: Request canceled, Endpoint timeout). Without
-  // peer error handling (--ucx-errors none) a killed peer is noticed only at the deadline.
+  // cannot take back a send it accepted, and completes a send above its rendezvous threshold
+  // only once the receiver took it (so a sender cannot finish and exit before its peer posts).
+  // Known gaps, not design limits: over UCX's tcp an abort notice (sent on an endpoint of its
+  // own) sometimes does not arrive before the forced close (the peer then learns of the abort
+  // from its own deadline); and after a pair aborts each other, exchanges with a third rank in
+  // the same test fail (over shared memory the forced close cancelled a send queued to the
+  // third rank: ucx: Request canceled; over tcp: Endpoint timeout). Without peer error
+  // handling (--ucx-errors none) a killed peer is noticed only at the deadline.
   bool lacks(const char* what) const {
     const std::string w = what;
     if (std::string(GetParam().name) != "ucx") return false;
     if (w == "peer-death-notice") return !GetParam().ucx_peer_errors;
+    if (w == "abort-behind-send") return std::string(GetParam().ucx_tls).rfind("tcp", 0) == 0;
     return w == "partial-progress" || w == "withdraw-send" || w == "buffered-sends" ||
-           w == "abort-behind-send" || w == "abort-spares-others";
+           w == "abort-spares-others";
   }
   RankRunOptions options(int np) const {
     RankRunOptions o = localRanks(GetParam().name, np);

@@ -54,18 +54,15 @@ Status UcxTransport::peerStatus(int peer, ucs_status_t status) const {
 
 core::Result<Request> UcxTransport::doPost(Dir dir, int peer, uint32_t tag,
                                            const MemoryRegion& view) {
-  CCSCOPE_ASSIGN_OR_RETURN(Request q, table_->open(dir, peer, tag, view.base(), view.len()));
   Peer& p = peers_[peer];
-  if (p.gone) {  // only what it sent before it went can still arrive
+  if (p.gone) {  // only what it sent before it went can still arrive; other posts fail at once
     ucp_tag_recv_info_t info{};
     const bool queued =
         dir == Dir::kRecv && ucp_tag_probe_nb(worker_, static_cast<uint64_t>(peer) << kRankShift,
                                               kCtrlBit | kRankMask, 0, &info) != nullptr;
-    if (!queued) {
-      table_->fail(q.slot, p.gone_why);
-      return q;
-    }
+    if (!queued) return p.gone_why;
   }
+  CCSCOPE_ASSIGN_OR_RETURN(Request q, table_->open(dir, peer, tag, view.base(), view.len()));
   if (dir == Dir::kRecv) {
     if (!p.swallow.empty() || !p.held.empty()) {
       p.held.push_back(q.slot);  // behind a late message that may still be swallowed
@@ -241,15 +238,16 @@ void UcxTransport::onControl(void* req, ucs_status_t status, const ucp_tag_recv_
 
 void UcxTransport::sendControl(int peer, const Ctrl& c) {
   Peer& p = peers_[peer];
-  if (!p.ep || closed_) return;
+  if (!p.ctrl_ep || closed_) return;
   auto* out = new CtrlOut{this, c};
   ucp_request_param_t prm{};
   prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   prm.cb.send = ctrlSentCb;
   prm.user_data = out;
   ++ctrl_inflight_;
-  ucs_status_ptr_t r = ucp_tag_send_nbx(
-      p.ep, &out->c, sizeof out->c, kCtrlBit | static_cast<uint64_t>(rank_) << kRankShift, &prm);
+  ucs_status_ptr_t r =
+      ucp_tag_send_nbx(p.ctrl_ep, &out->c, sizeof out->c,
+                       kCtrlBit | static_cast<uint64_t>(rank_) << kRankShift, &prm);
   if (!UCS_PTR_IS_PTR(r)) {  // done at once, or failed: nothing to wait for
     --ctrl_inflight_;
     delete out;
@@ -274,13 +272,19 @@ void UcxTransport::failPeer(int peer, const Status& why) {
 // stays until the worker goes, and a transfer under way may still finish into its buffer.
 void UcxTransport::closeEndpoint(int peer) {
   Peer& p = peers_[peer];
-  if (!p.ep || !opts_.ucx_peer_errors) return;
+  if (!opts_.ucx_peer_errors) return;
+  if (p.ep) p.closing[0] = forceClose(p.ep);
+  if (p.ctrl_ep) p.closing[1] = forceClose(p.ctrl_ep);
+}
+
+// Starts a forced close; the request to wait for, or null when it finished at once.
+void* UcxTransport::forceClose(ucp_ep_h& ep) {
   ucp_request_param_t cp{};
   cp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   cp.flags = UCP_EP_CLOSE_FLAG_FORCE;
-  ucs_status_ptr_t r = ucp_ep_close_nbx(p.ep, &cp);
-  p.ep = nullptr;
-  if (UCS_PTR_IS_PTR(r)) p.closing = r;
+  ucs_status_ptr_t r = ucp_ep_close_nbx(ep, &cp);
+  ep = nullptr;
+  return UCS_PTR_IS_PTR(r) ? r : nullptr;
 }
 
 // The peer is told (the notice gets a moment to leave before the endpoint closes); it also
@@ -302,9 +306,11 @@ Status UcxTransport::progress() {
     Peer& p = peers_[peer];
     if (p.dead && p.ep && (ctrl_inflight_ == 0 || core::nowNs() > p.close_at_ns))
       closeEndpoint(peer);
-    if (p.closing && ucp_request_check_status(p.closing) != UCS_INPROGRESS) {
-      ucp_request_free(p.closing);
-      p.closing = nullptr;
+    for (void*& c : p.closing) {
+      if (c && ucp_request_check_status(c) != UCS_INPROGRESS) {
+        ucp_request_free(c);
+        c = nullptr;
+      }
     }
   }
   for (int peer = 0; peer < size_; ++peer)

@@ -92,16 +92,19 @@ class UcxTransport final : public Transport {
  private:
   struct Peer {
     ucp_ep_h ep = nullptr;
+    // Control messages go on an endpoint of their own, so an abort notice is not queued behind
+    // a large send on the data endpoint.
+    ucp_ep_h ctrl_ep = nullptr;
     uint64_t send_seq = 0;  // messages sent to this peer
     uint64_t recv_seq = 0;  // messages taken from this peer (received or swallowed)
     // Tags of receives given up before a message matched: the next message from this peer
     // is swallowed when it carries the front one, else the front steps aside.
     std::deque<uint32_t> swallow;
-    std::deque<uint32_t> held;  // receives not posted to UCX while swallow is not empty
-    std::vector<char> scratch;  // a swallowed message lands here
-    bool dead = false;          // aborted or desynchronised: every exchange fails (sticky)
-    void* closing = nullptr;    // its endpoint's forced close, until UCX finishes it
-    int64_t close_at_ns = 0;    // dead: the endpoint closes once control notices left, or then
+    std::deque<uint32_t> held;       // receives not posted to UCX while swallow is not empty
+    std::vector<char> scratch;       // a swallowed message lands here
+    bool dead = false;               // aborted or desynchronised: every exchange fails (sticky)
+    std::array<void*, 2> closing{};  // its endpoints' forced closes, until UCX finishes them
+    int64_t close_at_ns = 0;         // dead: the endpoint closes once control notices left, or then
     // Exited or unreachable: what it sent before is still delivered; a receive nothing
     // arrived for fails.
     bool gone = false;
@@ -118,6 +121,7 @@ class UcxTransport final : public Transport {
   void failPending(int peer, const core::Status& why, bool recvs_only);
   void cancelInUcx(uint32_t slot);
   void closeEndpoint(int peer);
+  void* forceClose(ucp_ep_h& ep);
   void collectChosen();
   void drainRequests(double seconds);
   core::Status peerStatus(int peer, ucs_status_t status) const;

@@ -95,7 +95,9 @@ Status UcxTransport::exchangeAddresses(launch::Bootstrap& bs, core::Deadline dea
       ep.err_handler.cb = peerErrorTrampoline;
       ep.err_handler.arg = &err_args_[p];
     }
-    if (ucs_status_t s = ucp_ep_create(worker_, &ep, &peers_[p].ep); s != UCS_OK)
+    ucs_status_t s = ucp_ep_create(worker_, &ep, &peers_[p].ep);
+    if (s == UCS_OK) s = ucp_ep_create(worker_, &ep, &peers_[p].ctrl_ep);
+    if (s != UCS_OK)
       return ucxStatus("ucp_ep_create", s)
           .withPeer(p)
           .prepend(fmt::format(
@@ -226,15 +228,13 @@ void UcxTransport::close() {
     ucp_worker_progress(worker_);
   const core::Deadline closing = core::Deadline::afterSeconds(5);
   for (int p = 0; p < size_ && opts_.ucx_peer_errors; ++p) {
-    if (!peers_[p].ep) continue;
-    ucp_request_param_t cp{};
-    cp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    cp.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    ucs_status_ptr_t r = ucp_ep_close_nbx(peers_[p].ep, &cp);
-    while (UCS_PTR_IS_PTR(r) && ucp_request_check_status(r) == UCS_INPROGRESS && !closing.expired())
-      ucp_worker_progress(worker_);
-    if (UCS_PTR_IS_PTR(r)) ucp_request_free(r);
-    peers_[p].ep = nullptr;
+    for (ucp_ep_h* ep : {&peers_[p].ep, &peers_[p].ctrl_ep}) {
+      if (!*ep) continue;
+      void* r = forceClose(*ep);
+      while (r && ucp_request_check_status(r) == UCS_INPROGRESS && !closing.expired())
+        ucp_worker_progress(worker_);
+      if (r) ucp_request_free(r);
+    }
   }
   if (UCS_PTR_IS_PTR(flush)) {
     while (ucp_request_check_status(flush) == UCS_INPROGRESS && !closing.expired())
@@ -242,11 +242,12 @@ void UcxTransport::close() {
     ucp_request_free(flush);
   }
   for (Peer& peer : peers_) {
-    while (peer.closing && ucp_request_check_status(peer.closing) == UCS_INPROGRESS &&
-           !closing.expired())
-      ucp_worker_progress(worker_);
-    if (peer.closing) ucp_request_free(peer.closing);
-    peer.closing = nullptr;
+    for (void*& c : peer.closing) {
+      while (c && ucp_request_check_status(c) == UCS_INPROGRESS && !closing.expired())
+        ucp_worker_progress(worker_);
+      if (c) ucp_request_free(c);
+      c = nullptr;
+    }
   }
   drainRequests(2);
   for (ucp_mem_h m : mapped_) ucp_mem_unmap(context_, m);
