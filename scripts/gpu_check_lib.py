@@ -32,7 +32,7 @@ def _read_tail(f):
     return f.read().decode("utf-8", errors="replace")
 
 
-def _stop_group(pgid):
+def stop_group(pgid):
     """SIGTERM to the process group, SIGKILL to whatever is left a few seconds later."""
     for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 0.0)):
         try:
@@ -65,9 +65,9 @@ def run(argv, timeout, log, cwd=None, env=None):
                 rc = p.wait(timeout=max(1.0, timeout))
             except subprocess.TimeoutExpired:
                 timed_out = True
-                _stop_group(p.pid)
+                stop_group(p.pid)
                 rc = p.wait()
-            _stop_group(p.pid)  # ranks or daemons it left behind
+            stop_group(p.pid)  # ranks or daemons it left behind
             res = Result(rc, time.monotonic() - t0, _read_tail(fo), _read_tail(fe), timed_out)
     with open(log, "a", encoding="utf-8") as f:
         extra = " ".join(f"{k}={v}" for k, v in (env or {}).items())
