@@ -210,6 +210,10 @@ INSTANTIATE_TEST_SUITE_P(
                       TransportCase{"ucx", 1, "posix,sysv,cma,self"},
                       TransportCase{"ucx", 1, "posix,sysv,cma,self", false}
 #endif
+#ifdef CCSCOPE_TEST_VERBS
+                      ,
+                      TransportCase{"verbs", 1}
+#endif
                       ),
     [](const ::testing::TestParamInfo<TransportCase>& info) {
       std::string n = info.param.name;
