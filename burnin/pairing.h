@@ -1,0 +1,45 @@
+// Which ranks measure each other in `ccscope pairs`: rounds of disjoint pairs, so that every
+// link of a round runs at once and none shares an endpoint with another.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+
+namespace ccscope::burnin {
+
+using Pair = std::pair<int, int>;  // two ranks, the lower first
+using Round = std::vector<Pair>;
+
+enum class Scope { kHosts, kRanks, kRails };
+core::Result<Scope> parseScope(const std::string& s);
+const char* scopeName(Scope s);
+
+// The circle method over n members: n-1 rounds of n/2 pairs (n even), or n rounds with one
+// member idle each (n odd); every pair exactly once. Members are indices 0..n-1.
+std::vector<Round> circleRounds(int n);
+// `k` rounds, each a random perfect matching of n members (one idle when n is odd), seeded.
+std::vector<Round> randomRounds(int n, int k, uint64_t seed);
+
+// Rounds of rank pairs for a scope, from each rank's host label (hosts[r]):
+//   hosts: the lowest rank of every host, one per host (the NIC path);
+//   ranks: every pair of ranks, within a host too;
+//   rails: local rank i with local rank i of every other host (local rank = order among the
+//          ranks of its host), all rails at once.
+// rounds_k > 0 takes k random rounds instead of all of them.
+std::vector<Round> planRounds(Scope scope, const std::vector<std::string>& hosts, int rounds_k,
+                              uint64_t seed);
+// The unit each rank stands for in the matrix: its host (hosts), itself (ranks), or its host and
+// rail (rails).
+std::vector<std::string> unitLabels(Scope scope, const std::vector<std::string>& hosts);
+
+// Disjoint rounds packing the given pairs greedily (for retests).
+std::vector<Round> packRounds(const std::vector<Pair>& pairs);
+
+// Seconds a plan takes: rounds x (the per-pair measurement + a barrier), said before the start.
+double estimateSeconds(size_t rounds, double pair_seconds, double barrier_seconds);
+
+}  // namespace ccscope::burnin
