@@ -10,6 +10,7 @@
 #include "app/command.h"
 #include "app/diagnose_command.h"
 #include "app/info_command.h"
+#include "app/pairs_command.h"
 #include "app/report_command.h"
 #ifdef CCSCOPE_HAVE_ANALYZE
 #include "app/analyze_command.h"
@@ -28,6 +29,7 @@ int runCli(int argc, char** argv) {
   commands.push_back(addInfoCommand(root));
   commands.push_back(addDiagnoseCommand(root, args));
   commands.push_back(addReportCommand(root));
+  commands.push_back(addPairsCommand(root, args));
 #ifdef CCSCOPE_HAVE_ANALYZE
   commands.push_back(addAnalyzeCommand(root));
 #endif

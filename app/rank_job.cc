@@ -68,22 +68,6 @@ struct Fanout : reports::ResultSink {
   }
 };
 
-// Every rank learns every rank's host label (launch/host_identity.h): a cut-off host names its
-// own ranks, and two hosts with one hostname stay two.
-core::Result<std::vector<std::string>> gatherHosts(launch::StoreClient& c, double timeout_s) {
-  launch::HostIdentity self = launch::localHostIdentity();
-  self.addr = c.localAddress();
-  CCSCOPE_RETURN_IF_ERROR(
-      c.put(fmt::format("host/{}", c.rank()), launch::encodeHostIdentity(self)));
-  std::vector<launch::HostIdentity> ids;
-  for (int r = 0; r < c.size(); ++r) {
-    CCSCOPE_ASSIGN_OR_RETURN(std::string h,
-                             c.get(fmt::format("host/{}", r), Deadline::afterSeconds(timeout_s)));
-    ids.push_back(launch::decodeHostIdentity(h));
-  }
-  return launch::hostLabels(ids);
-}
-
 // --html/--md/--csv/--junit and --baseline/thresholds on bench: the same writers as `report`.
 int writeRequestedReports(const reports::RecordCollector& collected,
                           const reports::ReportOptions& r) {

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "app/run_metadata.h"
+#include "launch/host_identity.h"
 #ifdef CCSCOPE_HAVE_MPI
 #include "collectives/baselines/mpi/mpi_runtime.h"
 #endif
@@ -86,6 +87,22 @@ void lingerWhileOthersNeedTheStore(const Rendezvous& rv, int self) {
     if (!someone_alive) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+}
+
+// Every rank learns every rank's host label (launch/host_identity.h): a cut-off host names its
+// own ranks, and two hosts with one hostname stay two.
+core::Result<std::vector<std::string>> gatherHosts(launch::StoreClient& c, double timeout_s) {
+  launch::HostIdentity self = launch::localHostIdentity();
+  self.addr = c.localAddress();
+  CCSCOPE_RETURN_IF_ERROR(
+      c.put(fmt::format("host/{}", c.rank()), launch::encodeHostIdentity(self)));
+  std::vector<launch::HostIdentity> ids;
+  for (int r = 0; r < c.size(); ++r) {
+    CCSCOPE_ASSIGN_OR_RETURN(
+        std::string h, c.get(fmt::format("host/{}", r), core::Deadline::afterSeconds(timeout_s)));
+    ids.push_back(launch::decodeHostIdentity(h));
+  }
+  return launch::hostLabels(ids);
 }
 
 }  // namespace ccscope::app

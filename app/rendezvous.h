@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "launch/environment.h"
@@ -23,5 +24,7 @@ core::Status joinRendezvous(launch::LaunchInfo info, const std::string& store_bi
 // The rank hosting the store stays (briefly) until the other ranks stopped too, so that they
 // can still ask it who failed instead of finding the store gone.
 void lingerWhileOthersNeedTheStore(const Rendezvous& rv, int self);
+// Every rank learns every rank's host label (launch/host_identity.h), through the store.
+core::Result<std::vector<std::string>> gatherHosts(launch::StoreClient& c, double timeout_s);
 
 }  // namespace ccscope::app

@@ -121,6 +121,7 @@ MatrixFit analyzeMatrix(int units, const std::vector<PairValue>& values, const T
     adj[edges[e].b].push_back(e);
   }
   std::vector<double> xs;
+  xs.reserve(edges.size());
   for (const Edge& e : edges) xs.push_back(e.x);
   double mu = median(xs);
   fit.typical = std::exp(mu);

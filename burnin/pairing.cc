@@ -100,6 +100,7 @@ std::vector<Round> planRounds(Scope scope, const std::vector<std::string>& hosts
   }
   if (scope == Scope::kHosts) {
     std::vector<int> firsts;
+    firsts.reserve(groups.size());
     for (const auto& g : groups) firsts.push_back(g.front());
     return roundsOver(firsts, rounds_k, seed);
   }

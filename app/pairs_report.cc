@@ -1,0 +1,214 @@
+#include "app/pairs_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "app/command.h"
+
+namespace ccscope::app {
+
+using burnin::Finding;
+using burnin::Pair;
+using burnin::Round;
+using nlohmann::json;
+
+// A round trip of up to 100 us (kernel TCP between hosts; RDMA is ~30x less), two timed
+// bandwidth tests, their one-message calibrations and the round's barrier.
+double pairsEstimateSeconds(const PairsOptions& o, size_t rounds, std::string* how) {
+  const double trips = o.pair.lat_iters * 1.1;
+  const double per_round = 2 * o.pair.seconds + trips * 100e-6 + 0.05;
+  if (how)
+    *how = fmt::format(
+        "{} rounds x about {:.2f} s: two bandwidth tests of {} s, {:.0f} round trips at up to "
+        "100 us, calibration and a barrier",
+        rounds, per_round, o.pair.seconds, trips);
+  return burnin::estimateSeconds(rounds, per_round, 0);
+}
+
+void PairsBook::start(const PairsOptions& o, const std::vector<std::string>& hosts,
+                      const std::vector<Round>& rounds) {
+  hosts_ = hosts;
+  const std::vector<std::string> labels = burnin::unitLabels(o.scope, hosts);
+  std::set<int> in_plan;
+  for (const Round& r : rounds)
+    for (const Pair& p : r) in_plan.insert({p.first, p.second});
+  unit_of_.assign(hosts.size(), -1);
+  local_index_.assign(hosts.size(), 0);
+  std::map<std::string, int> seen_host, index;
+  for (int r = 0; r < static_cast<int>(hosts.size()); ++r) {
+    local_index_[r] = seen_host[hosts[r]]++;
+    if (!in_plan.count(r)) continue;
+    auto [it, fresh] = index.emplace(labels[r], static_cast<int>(units_.size()));
+    if (fresh) {
+      units_.push_back(labels[r]);
+      rep_.push_back(r);
+    }
+    unit_of_[r] = it->second;
+  }
+}
+
+json PairsBook::runRecord(const PairsOptions& o, const std::vector<Round>& rounds) const {
+  size_t pairs = 0;
+  for (const Round& r : rounds) pairs += r.size();
+  std::string how;
+  const double est = pairsEstimateSeconds(o, rounds.size(), &how);
+  return {{"type", "pairs_run"},
+          {"version", CCSCOPE_VERSION},
+          {"scope", burnin::scopeName(o.scope)},
+          {"transport", o.transport},
+          {"ranks", hosts_.size()},
+          {"units", units_},
+          {"rounds", rounds.size()},
+          {"pairs", pairs},
+          {"bytes", o.pair.bytes},
+          {"lat_iters", o.pair.lat_iters},
+          {"seconds_per_test", o.pair.seconds},
+          {"estimate_s", est},
+          {"estimate", how}};
+}
+
+json PairsBook::add(int round, bool retest, const Pair& p, const json& figures) {
+  const int ua = unit_of_[p.first], ub = unit_of_[p.second];
+  json rec = {{"type", "pair"},
+              {"round", round},
+              {"retest", retest},
+              {"rank_a", p.first},
+              {"rank_b", p.second},
+              {"unit_a", units_[ua]},
+              {"unit_b", units_[ub]},
+              {"host_a", hosts_[p.first]},
+              {"host_b", hosts_[p.second]}};
+  if (figures.is_object()) rec.update(figures);
+  const double bw = rec.value("bw_uni_gbps", 0.0), p99 = rec.value("p99_us", 0.0);
+  bw_.push_back({ua, ub, bw});
+  lat_.push_back({ua, ub, p99 > 0 ? 1 / p99 : 0});
+  return rec;
+}
+
+burnin::MatrixFit PairsBook::fit(bool latency, const PairsOptions& o) const {
+  return burnin::analyzeMatrix(static_cast<int>(units_.size()), latency ? lat_ : bw_,
+                               latency ? o.latency : o.bandwidth);
+}
+
+// Rails are measured within a rail only.
+bool PairsBook::partners(int unit_a, int unit_b) const {
+  return unit_a != unit_b && local_index_[rep_[unit_a]] == local_index_[rep_[unit_b]];
+}
+
+std::vector<Pair> PairsBook::retestPairs(const PairsOptions& o) const {
+  std::vector<Finding> suspects;
+  std::set<int> flagged;
+  for (bool latency : {false, true})
+    for (const Finding& f : fit(latency, o).findings) {
+      suspects.push_back(f);
+      flagged.insert(f.a);
+      if (!f.host) flagged.insert(f.b);
+    }
+  std::set<Pair> out;
+  for (const Finding& f : suspects) {
+    if (!f.host) {
+      out.insert(std::minmax(rep_[f.a], rep_[f.b]));
+      continue;
+    }
+    int found = 0;
+    for (int u = 0; u < static_cast<int>(units_.size()) && found < 2; ++u)
+      if (!flagged.count(u) && partners(f.a, u)) {
+        out.insert(std::minmax(rep_[f.a], rep_[u]));
+        ++found;
+      }
+  }
+  return {out.begin(), out.end()};
+}
+
+namespace {
+
+std::string describe(const Finding& f, const std::vector<std::string>& units, bool latency) {
+  const std::string what = f.host ? fmt::format("host {}", units[f.a])
+                                  : fmt::format("link {} <-> {}", units[f.a], units[f.b]);
+  const std::string how =
+      latency ? fmt::format("p99 latency {:.1f}x what its partners predict", 1 / f.share)
+              : fmt::format("bandwidth {:.2f}x what its partners predict", f.share);
+  return fmt::format("{} {}: {} ({:.1f} robust deviations out)",
+                     f.verdict == burnin::Verdict::kFailed ? "FAILED  " : "DEGRADED", what, how,
+                     f.z);
+}
+
+json verdictJson(const Finding& f, const std::vector<std::string>& units, bool latency) {
+  json v = {{"type", "pair_verdict"},
+            {"metric", latency ? "p99" : "bandwidth"},
+            {"kind", f.host ? "host" : "link"},
+            {"unit_a", units[f.a]},
+            {"share", f.share},
+            {"z", f.z},
+            {"verdict", burnin::verdictName(f.verdict)}};
+  if (!f.host) v["unit_b"] = units[f.b];
+  return v;
+}
+
+}  // namespace
+
+int PairsBook::finish(const PairsOptions& o, reports::JsonLinesWriter* out) const {
+  const burnin::MatrixFit bw = fit(false, o), lat = fit(true, o);
+  std::printf("#\n# verdicts: typical pair %.3f GB/s one way, p99 %.1f us\n", bw.typical,
+              lat.typical > 0 ? 1 / lat.typical : 0.0);
+  if (!bw.note.empty()) std::printf("# %s\n", bw.note.c_str());
+  json hosts = json::object(), links = json::array();
+  for (const std::string& u : units_) hosts[u] = "pass";
+  for (bool latency : {false, true})
+    for (const Finding& f : (latency ? lat : bw).findings) {
+      std::printf("%s\n", describe(f, units_, latency).c_str());
+      json v = verdictJson(f, units_, latency);
+      if (out) out->write(v);
+      if (f.host) {
+        std::string& h = hosts[units_[f.a]].get_ref<std::string&>();
+        if (h != "failed") h = burnin::verdictName(f.verdict);
+      } else {
+        links.push_back(v);
+      }
+    }
+  const bool any = !bw.findings.empty() || !lat.findings.empty();
+  if (!any) std::printf("# no host or link below the population\n");
+  if (out)
+    out->write({{"type", "pairs_summary"},
+                {"typical_bw_gbps", bw.typical},
+                {"typical_p99_us", lat.typical > 0 ? 1 / lat.typical : 0.0},
+                {"bw_host_spread", bw.host_spread},
+                {"bw_link_spread", bw.link_spread},
+                {"hosts", hosts},
+                {"links", links},
+                {"note", bw.note}});
+  std::fflush(stdout);
+  return any ? kExitFailed : kExitOk;
+}
+
+void printHeader(const json& run) {
+  std::printf("# ccscope %s pairs: scope %s over %s, %zu units, %d rounds of disjoint pairs\n",
+              run["version"].get<std::string>().c_str(), run["scope"].get<std::string>().c_str(),
+              run["transport"].get<std::string>().c_str(), run["units"].size(),
+              run["rounds"].get<int>());
+  std::printf("# estimate: %.0f s (%s)\n", run["estimate_s"].get<double>(),
+              run["estimate"].get<std::string>().c_str());
+  std::printf(
+      "# bandwidth at %s per message in GB/s (10^9 B/s); latency: half round trips of 8 B "
+      "in us, %d of them\n",
+      fmt::format("{} B", run["bytes"].get<size_t>()).c_str(), run["lat_iters"].get<int>());
+  std::printf("#%5s %-24s %-24s %9s %9s %9s %9s %9s %9s\n", "round", "a", "b", "uni", "bidir",
+              "p50", "p99", "p99.9", "max");
+  std::fflush(stdout);
+}
+
+void printPairRow(const json& p) {
+  std::printf("%6d%s %-24s %-24s %9.3f %9.3f %9.1f %9.1f %9.1f %9.1f\n", p["round"].get<int>(),
+              p["retest"].get<bool>() ? "r" : " ", p["unit_a"].get<std::string>().c_str(),
+              p["unit_b"].get<std::string>().c_str(), p.value("bw_uni_gbps", 0.0),
+              p.value("bw_bidir_gbps", 0.0), p.value("p50_us", 0.0), p.value("p99_us", 0.0),
+              p.value("p999_us", 0.0), p.value("max_us", 0.0));
+  std::fflush(stdout);
+}
+
+}  // namespace ccscope::app

@@ -1,0 +1,46 @@
+// Rank 0's book of `ccscope pairs`: the units the plan covers, every pair measured (as `pair`
+// JSON Lines records and table rows), the suspects to retest, and the verdicts per host and per
+// link (`pair_verdict` and `pairs_summary` records; docs/burnin.md).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "app/pairs_job.h"
+#include "burnin/pair_analysis.h"
+#include "burnin/pairing.h"
+#include "reports/jsonl_writer.h"
+
+namespace ccscope::app {
+
+class PairsBook {
+ public:
+  void start(const PairsOptions& o, const std::vector<std::string>& hosts,
+             const std::vector<burnin::Round>& rounds);
+  nlohmann::json runRecord(const PairsOptions& o, const std::vector<burnin::Round>& rounds) const;
+  // The `pair` record of one measured pair (figures as the lead published them).
+  nlohmann::json add(int round, bool retest, const burnin::Pair& p, const nlohmann::json& figures);
+  // Suspect links again, and suspect hosts against two known-good partners each.
+  std::vector<burnin::Pair> retestPairs(const PairsOptions& o) const;
+  // Prints and records the verdicts; the exit code (1 when a host or link is at fault).
+  int finish(const PairsOptions& o, reports::JsonLinesWriter* json) const;
+
+ private:
+  burnin::MatrixFit fit(bool latency, const PairsOptions& o) const;
+  bool partners(int unit_a, int unit_b) const;
+
+  std::vector<std::string> hosts_;           // per rank
+  std::vector<std::string> units_;           // the units in the plan
+  std::vector<int> unit_of_;                 // per rank: its unit, -1 when not in the plan
+  std::vector<int> rep_;                     // per unit: the rank standing for it
+  std::vector<int> local_index_;             // per rank: its order among its host's ranks (rails)
+  std::vector<burnin::PairValue> bw_, lat_;  // per pair measured: GB/s one way, 1 / p99
+};
+
+// Seconds a plan of `rounds` takes, about, and the sentence that says how that was reckoned.
+double pairsEstimateSeconds(const PairsOptions& o, size_t rounds, std::string* how);
+void printHeader(const nlohmann::json& run);
+void printPairRow(const nlohmann::json& pair);
+
+}  // namespace ccscope::app
