@@ -132,7 +132,7 @@ std::string describe(const Finding& f, const std::vector<std::string>& units, bo
                                   : fmt::format("link {} <-> {}", units[f.a], units[f.b]);
   const std::string how =
       latency ? fmt::format("p99 latency {:.1f}x what its partners predict", 1 / f.share)
-              : fmt::format("bandwidth {:.2f}x what its partners predict", f.share);
+              : fmt::format("bandwidth {:.3g}x what its partners predict", f.share);
   return fmt::format("{} {}: {} ({:.1f} robust deviations out)",
                      f.verdict == burnin::Verdict::kFailed ? "FAILED  " : "DEGRADED", what, how,
                      f.z);
