@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <memory>
 
 #include "app/cli_options.h"
 #include "app/job_launch.h"
 #include "app/pairs_job.h"
+#include "app/pairs_report.h"
 #include "core/units.h"
 #include "transports/transport.h"
 
@@ -19,9 +21,25 @@ struct RawOptions {
   std::string scope = "hosts", size = "1M", timeout = "30s", seconds = "200ms";
   double degraded = 0.7, failed = 0.3;
   bool no_retest = false;
+  int estimate_hosts = 0;
   LaunchFlags launch;
   std::vector<std::string> argv;
 };
+
+// The plan and run time for `hosts` hosts of one rank each, before anyone books them.
+int printEstimate(const PairsOptions& o, int hosts) {
+  std::vector<std::string> labels;
+  labels.reserve(hosts);
+  for (int h = 0; h < hosts; ++h) labels.push_back(fmt::format("host{}", h));
+  const std::vector<burnin::Round> rounds = burnin::planRounds(o.scope, labels, o.rounds_k, o.seed);
+  size_t pairs = 0;
+  for (const burnin::Round& r : rounds) pairs += r.size();
+  std::string how;
+  const double s = pairsEstimateSeconds(o, rounds.size(), &how);
+  std::printf("%d hosts, scope %s: %zu rounds, %zu pairs; estimate %.0f s (%.1f min): %s\n", hosts,
+              burnin::scopeName(o.scope), rounds.size(), pairs, s, s / 60, how.c_str());
+  return kExitOk;
+}
 
 int run(RawOptions& raw) {
   auto scope = burnin::parseScope(raw.scope);
@@ -53,6 +71,7 @@ int run(RawOptions& raw) {
     return kExitMissing;
   }
   raw.p.store_bind = raw.launch.store_bind;
+  if (raw.estimate_hosts > 0) return printEstimate(raw.p, raw.estimate_hosts);
   return launchOrRun(toLaunchOptions(raw.launch, *t * 4), raw.argv,
                      [&](const launch::LaunchInfo& info) { return runPairsRank(raw.p, info); });
 }
@@ -82,6 +101,9 @@ Command addPairsCommand(CLI::App& root, const std::vector<std::string>& argv) {
                 "A host or link below this share of what the matrix predicts is degraded (0.7)");
   c->add_option("--failed", raw->failed, "... below this share, failed (0.3)");
   c->add_flag("--no-retest", raw->no_retest, "Judge without retesting the suspects");
+  c->add_option("--estimate", raw->estimate_hosts,
+                "Print the plan and run time for this many hosts and exit (runs nothing)")
+      ->check(CLI::Range(2, 1000000));
   c->add_option("--json", raw->p.json_path, "Write pair records as JSON Lines to this file");
   c->add_option("--ifname", raw->p.ifname, "tcp: network interface to use");
   return {c, [raw] { return run(*raw); }};
