@@ -122,14 +122,6 @@ std::string htmlDiagnosisSection(const ReportModel& model) {
   return out + "</section>\n";
 }
 
-std::string htmlHeatmapSection(const ReportModel& /*model*/) {
-  // Pair-matrix records do not exist yet; `ccscope pairs` output will render here.
-  return "<section id=\"heatmap\" class=\"heatmap\" data-state=\"empty\"><h2>Pair matrix</h2>\n"
-         "<p class=\"placeholder\">No pair-matrix records in these results. A heatmap of "
-         "per-pair bandwidth and latency appears here for results of <code>ccscope pairs</code>."
-         "</p></section>\n";
-}
-
 std::string htmlTableSection(const ReportModel& model) {
   std::string out = fmt::format(
       "<section id=\"table\"><h2>All rows</h2>\n<table class=\"rows\"><thead><tr><th>run</th>"

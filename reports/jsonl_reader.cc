@@ -90,7 +90,7 @@ Status addRecord(const json& j, const std::string& stem, std::vector<RunRecords>
   std::string type;
   CCSCOPE_RETURN_IF_ERROR(getString(j, "type", type, true));
   auto current = [&]() -> RunRecords& {
-    if (runs.empty()) runs.push_back(RunRecords{stem, "", std::nullopt, {}, {}});
+    if (runs.empty()) runs.push_back(RunRecords{stem, "", std::nullopt, {}, {}, std::nullopt});
     return runs.back();
   };
   if (type == "run") {
@@ -105,6 +105,15 @@ Status addRecord(const json& j, const std::string& stem, std::vector<RunRecords>
   } else if (type == "diagnosis") {
     CCSCOPE_ASSIGN_OR_RETURN(Diagnosis d, diagnosisFromJson(j));
     current().diagnoses.push_back(std::move(d));
+  } else if (type == "pairs_run") {  // a run of its own, as a "run" record starts one
+    runs.push_back(RunRecords{});
+    runs.back().label = runs.size() == 1 ? stem : fmt::format("{}#{}", stem, runs.size());
+    runs.back().pairs.emplace();
+    return runs.back().pairs->add(j);
+  } else if (isPairRecord(type)) {
+    if (!current().pairs)
+      return Status(Code::kInvalidArgument, fmt::format("a {} record before any pairs_run", type));
+    return current().pairs->add(j);
   }
   return Status::ok();
 }
@@ -117,7 +126,7 @@ bool addWholeDiagnosis(const std::string& text, const std::string& stem,
   if (j.contains("type") && j["type"] != "diagnosis") return false;
   auto d = diagnosisFromJson(j);
   if (!d) return false;
-  runs.push_back(RunRecords{stem, "", std::nullopt, {}, {std::move(d.value())}});
+  runs.push_back(RunRecords{stem, "", std::nullopt, {}, {std::move(d.value())}, std::nullopt});
   return true;
 }
 

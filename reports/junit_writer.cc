@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <regex>
 
 #include "reports/text_escape.h"
@@ -89,19 +90,74 @@ void writeLimitSuite(const ReportModel& model, size_t id, std::ostream& out) {
   out << "  </testsuite>\n";
 }
 
+// The testcases of a `ccscope pairs` run: one per host and one per link measured, each with
+// the verdicts that name it (name, classname, failures).
+struct PairCase {
+  std::string name, classname;
+  std::vector<const PairVerdict*> verdicts;
+};
+
+std::vector<PairCase> pairCases(const PairMatrix& p) {
+  std::vector<PairCase> cases;
+  for (const std::string& u : p.units) cases.push_back({u, "ccscope.pairs.host", {}});
+  for (size_t a = 0; a < p.units.size(); ++a)
+    for (size_t b = a + 1; b < p.units.size(); ++b)
+      if (!std::isnan(p.bw_gbps[a][b]))
+        cases.push_back({p.units[a] + " <-> " + p.units[b], "ccscope.pairs.link", {}});
+  for (const PairVerdict& v : p.verdicts) {
+    const std::string n = v.kind == "host" ? v.unit_a : v.unit_a + " <-> " + v.unit_b;
+    for (PairCase& c : cases)
+      if (c.name == n && c.classname == "ccscope.pairs." + v.kind) c.verdicts.push_back(&v);
+  }
+  return cases;
+}
+
+void writePairSuite(const RunRecords& run, size_t id, std::ostream& out) {
+  const std::vector<PairCase> cases = pairCases(*run.pairs);
+  size_t failures = 0;
+  for (const PairCase& c : cases) failures += !c.verdicts.empty();
+  out << fmt::format(
+      "  <testsuite name=\"pairs {}\" id=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
+      "skipped=\"0\" time=\"0.000\">\n",
+      xmlEscape(run.label), id, cases.size(), failures);
+  for (const PairCase& c : cases) {
+    out << fmt::format("    <testcase name=\"{}\" classname=\"{}\" time=\"0.000\"",
+                       xmlEscape(c.name), c.classname);
+    if (c.verdicts.empty()) {
+      out << "/>\n";
+      continue;
+    }
+    out << ">\n";
+    for (const PairVerdict* v : c.verdicts)
+      out << fmt::format("      <failure type=\"{}\" message=\"{}\"/>\n", xmlEscape(v->verdict),
+                         xmlEscape(v->text()));
+    out << "    </testcase>\n";
+  }
+  out << "  </testsuite>\n";
+}
+
 }  // namespace
 
 void writeJunit(const ReportModel& model, std::ostream& out) {
   double time = 0;
   for (const ReportRow& r : model.rows) time += rowSeconds(r.m);
-  const size_t tests = model.rows.size() + model.unmatched_limits.size();
-  const size_t failures = model.failedRows() + model.unmatched_limits.size();
+  size_t tests = model.rows.size() + model.unmatched_limits.size();
+  size_t failures = model.failedRows() + model.unmatched_limits.size();
+  for (const RunRecords& run : model.runs)
+    if (run.pairs)
+      for (const PairCase& c : pairCases(*run.pairs)) {
+        ++tests;
+        failures += !c.verdicts.empty();
+      }
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out << fmt::format(
       "<testsuites name=\"ccscope\" tests=\"{}\" failures=\"{}\" errors=\"0\" time=\"{}\">\n",
       tests, failures, seconds(time));
   for (size_t s = 0; s < model.series.size(); ++s) writeSuite(model, s, out);
   if (!model.unmatched_limits.empty()) writeLimitSuite(model, model.series.size(), out);
+  size_t id = model.series.size() + 1;
+  for (const RunRecords& run : model.runs)
+    if (run.pairs) writePairSuite(run, id++, out);
   out << "</testsuites>\n";
 }
 

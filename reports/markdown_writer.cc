@@ -18,6 +18,7 @@ std::string verdictLine(const ReportModel& model) {
   add(model.count(FailureKind::kWrongResults), "row with wrong results");
   add(model.count(FailureKind::kThreshold), "row over a limit");
   add(model.unmatched_limits.size(), "limit that matched no row");
+  add(model.pairVerdicts(), "host or link verdict");
   std::string out = "FAILED:";
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : " ") + parts[i];
   return out;
@@ -29,6 +30,12 @@ void writeRuns(const ReportModel& model, std::ostream& out) {
   out << "| run | collective | transport | algorithms | ranks | launcher | started | rows |\n"
          "|---|---|---|---|---:|---|---|---:|\n";
   for (const RunRecords& r : model.runs) {
+    if (r.pairs && !r.meta) {  // a `ccscope pairs` run: its own section below
+      out << fmt::format("| {} | pairs (scope {}) | {} |  |  |  |  | {} pairs |\n",
+                         markdownCell(r.label), markdownCell(r.pairs->scope),
+                         markdownCell(r.pairs->transport), r.pairs->pairs);
+      continue;
+    }
     const RunMetadata m = r.meta.value_or(RunMetadata{});
     std::string algos;
     for (const auto& a : m.algorithms) appendItem(algos, ", ", a);
@@ -40,6 +47,7 @@ void writeRuns(const ReportModel& model, std::ostream& out) {
 }
 
 void writeKeyNumbers(const ReportModel& model, std::ostream& out) {
+  if (model.series.empty()) return;
   out << "\n### Key numbers\n\n"
          "| collective | series | sizes | peak busbw (GB/s) | at size (B) | p50 latency, smallest "
          "size (us) |\n"
@@ -100,6 +108,18 @@ void writeDiagnoses(const ReportModel& model, std::ostream& out) {
   }
 }
 
+// Per `ccscope pairs` run: its verdicts, or that nothing was at fault.
+void writePairs(const ReportModel& model, std::ostream& out) {
+  for (const RunRecords& run : model.runs) {
+    if (!run.pairs) continue;
+    const PairMatrix& p = *run.pairs;
+    out << fmt::format("\n### Pairs: {} ({} units, scope {}, {} pairs measured)\n\n",
+                       markdownCell(run.label), p.units.size(), markdownCell(p.scope), p.pairs);
+    if (p.verdicts.empty()) out << "No host or link at fault.\n";
+    for (const PairVerdict& v : p.verdicts) out << "- " << markdownCell(v.text()) << "\n";
+  }
+}
+
 }  // namespace
 
 void writeMarkdown(const ReportModel& model, std::ostream& out) {
@@ -123,6 +143,7 @@ void writeMarkdown(const ReportModel& model, std::ostream& out) {
     for (const std::string& l : model.unmatched_limits) out << "- " << markdownCell(l) << "\n";
   }
   writeDiagnoses(model, out);
+  writePairs(model, out);
 }
 
 }  // namespace ccscope::reports

@@ -40,7 +40,18 @@ std::vector<std::string> ReportModel::failureLines() const {
       out.push_back(fmt::format("{}: {}: {}: {}", runs[r.run].label, rowName(r.m),
                                 failureKindName(f.kind), f.message));
   for (const std::string& l : unmatched_limits) out.push_back(l);
+  for (const RunRecords& r : runs)
+    if (r.pairs)
+      for (const PairVerdict& v : r.pairs->verdicts)
+        out.push_back(fmt::format("{}: pairs: {}", r.label, v.text()));
   return out;
+}
+
+size_t ReportModel::pairVerdicts() const {
+  size_t n = 0;
+  for (const RunRecords& r : runs)
+    if (r.pairs) n += r.pairs->verdicts.size();
+  return n;
 }
 
 std::vector<const Diagnosis*> ReportModel::diagnoses() const {

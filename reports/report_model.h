@@ -60,7 +60,10 @@ struct ReportModel {
 
   size_t count(FailureKind k) const;  // rows failing for this reason
   size_t failedRows() const;
-  bool passed() const { return failedRows() == 0 && unmatched_limits.empty(); }
+  size_t pairVerdicts() const;  // hosts and links `ccscope pairs` found at fault
+  bool passed() const {
+    return failedRows() == 0 && unmatched_limits.empty() && pairVerdicts() == 0;
+  }
   std::vector<std::string> failureLines() const;  // "run: row: reason", one per failure
   std::vector<const Diagnosis*> diagnoses() const;
 };

@@ -9,6 +9,7 @@
 
 #include "reports/diagnosis.h"
 #include "reports/measurement.h"
+#include "reports/pair_matrix.h"
 
 namespace ccscope::reports {
 
@@ -18,6 +19,7 @@ struct RunRecords {
   std::optional<RunMetadata> meta;
   std::vector<Measurement> rows;
   std::vector<Diagnosis> diagnoses;
+  std::optional<PairMatrix> pairs;  // a `ccscope pairs` run
 };
 
 // A ResultSink that keeps everything it receives, so `ccscope bench --html ...` can write the
@@ -26,8 +28,13 @@ class RecordCollector : public ResultSink {
  public:
   explicit RecordCollector(std::string label = "run") : label_(std::move(label)) {}
   void onRun(const RunMetadata& m) override {
-    runs_.push_back(RunRecords{
-        runs_.empty() ? label_ : label_ + "#" + std::to_string(runs_.size() + 1), "", m, {}, {}});
+    runs_.push_back(
+        RunRecords{runs_.empty() ? label_ : label_ + "#" + std::to_string(runs_.size() + 1),
+                   "",
+                   m,
+                   {},
+                   {},
+                   std::nullopt});
   }
   void onMeasurement(const Measurement& m) override { current().rows.push_back(m); }
   void addDiagnosis(const Diagnosis& d) { current().diagnoses.push_back(d); }
@@ -35,7 +42,7 @@ class RecordCollector : public ResultSink {
 
  private:
   RunRecords& current() {
-    if (runs_.empty()) runs_.push_back(RunRecords{label_, "", std::nullopt, {}, {}});
+    if (runs_.empty()) runs_.push_back(RunRecords{label_, "", std::nullopt, {}, {}, std::nullopt});
     return runs_.back();
   }
   std::string label_;
