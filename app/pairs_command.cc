@@ -65,6 +65,9 @@ int run(RawOptions& raw) {
   if (raw.p.transport == "mpi" || !transports::isTransport(raw.p.transport))
     return usageError(fmt::format("--transport {}: pairs runs over {}", raw.p.transport,
                                   transports::transportNames()));
+  if (raw.p.transport == "cuda-ipc")
+    return usageError(
+        "--transport cuda-ipc: pairs measures host buffers, which cuda-ipc does not move");
   if (core::Status s = transports::transportUsable(raw.p.transport); !s.isOk()) {
     std::fprintf(stderr, "ccscope: error: --transport %s: %s\n", raw.p.transport.c_str(),
                  s.message().c_str());
@@ -84,7 +87,7 @@ Command addPairsCommand(CLI::App& root, const std::vector<std::string>& argv) {
   CLI::App* c = root.add_subcommand(
       "pairs", "Measure every link in rounds of disjoint pairs and name slow hosts and links");
   addLaunchOptions(*c, raw->launch);
-  c->add_option("--transport", raw->p.transport, "tcp (default), shm, ucx, verbs, ...");
+  c->add_option("--transport", raw->p.transport, "tcp (default), shm, ucx or verbs");
   c->add_option("--scope", raw->scope,
                 "hosts (default: one rank per host), ranks (every pair) or rails (local rank i "
                 "with local rank i elsewhere)");

@@ -2,12 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <vector>
 
 #include "app/command.h"
@@ -15,7 +12,6 @@
 #include "app/job_launch.h"
 #include "app/pairs_report.h"
 #include "app/rendezvous.h"
-#include "core/host_memory.h"
 #include "reports/jsonl_writer.h"
 
 namespace ccscope::app {
