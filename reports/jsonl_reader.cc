@@ -95,7 +95,8 @@ Status addRecord(const json& j, const std::string& stem, std::vector<RunRecords>
   };
   if (type == "run") {
     CCSCOPE_ASSIGN_OR_RETURN(RunMetadata meta, runMetadataFromJson(j));
-    const bool fresh = !runs.empty() && !runs.back().meta && runs.back().rows.empty();
+    const bool fresh =
+        !runs.empty() && !runs.back().meta && !runs.back().pairs && runs.back().rows.empty();
     if (!fresh) runs.push_back(RunRecords{});
     runs.back().meta = std::move(meta);
     runs.back().label = runs.size() == 1 ? stem : fmt::format("{}#{}", stem, runs.size());
