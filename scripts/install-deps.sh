@@ -4,7 +4,8 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config git libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
       libgtest-dev googletest zlib1g-dev libtomlplusplus-dev openmpi-bin libopenmpi-dev
       libucx-dev ucx-utils libibverbs-dev librdmacm-dev rdma-core ibverbs-utils
-      iproute2 iptables procps python3 libxml2-utils chromium clang-format clang-tidy)
+      iproute2 iptables procps python3 libxml2-utils chromium clang-format clang-tidy
+      slurmd slurmctld slurm-client munge)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
