@@ -30,7 +30,7 @@ def slurm_conf(d, node):
     # More CPUs than this machine has, as the node's own figure (config_overrides): four ranks
     # on two cores, as every multi-process test here runs.
     return f"""ClusterName=ccscope
-SlurmctldHost={node}
+SlurmctldHost={node}(127.0.0.1)
 SlurmctldPort={free_port()}
 SlurmdPort={free_port()}
 AuthType=auth/munge
@@ -53,7 +53,7 @@ SlurmdParameters=config_overrides
 ReturnToService=2
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
-NodeName={node} CPUs=8 State=UNKNOWN
+NodeName={node} NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """
 
@@ -72,6 +72,11 @@ def start_slurm(h, daemons):
         f.write(os.urandom(1024))
     os.chmod(key, 0o400)
     node = socket.gethostname().split(".")[0]
+    try:  # ranks find the rendezvous at the first node of the step, by name
+        socket.gethostbyname(node)
+    except OSError as e:
+        raise SkipTest(f"this host's name {node!r} does not resolve ({e}): Slurm's ranks could "
+                       f"not find the rendezvous") from e
     conf = os.path.join(d, "slurm.conf")
     with open(conf, "w") as f:
         f.write(slurm_conf(d, node))
