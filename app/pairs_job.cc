@@ -116,22 +116,28 @@ Status PairsRank::collect(const Round& round, int round_no, bool retest) {
 }
 
 // Rank 0 judges the matrix, picks the suspects' retests and publishes them; every rank runs
-// them.
+// them. The judgement after a retest may name suspects no retest covered: up to three passes,
+// until a pass plans nothing.
 Status PairsRank::retestSuspects() {
   launch::StoreClient& c = *rv_.client;
-  if (root()) {
-    std::vector<Pair> pairs = o_.retest ? book_.retestPairs(o_) : std::vector<Pair>{};
-    json plan = json::array();
-    for (const Round& r : burnin::packRounds(pairs)) plan.push_back(r);
-    CCSCOPE_RETURN_IF_ERROR(c.put("pairs/retest", plan.dump()));
-    if (!pairs.empty())
-      std::printf("# retesting %zu suspect pair(s) against known-good partners\n", pairs.size());
+  for (int pass = 0; pass < 3; ++pass) {
+    const std::string key = fmt::format("pairs/retest/{}", pass);
+    if (root()) {
+      std::vector<Pair> pairs = o_.retest ? book_.retestPairs(o_) : std::vector<Pair>{};
+      json plan = json::array();
+      for (const Round& r : burnin::packRounds(pairs)) plan.push_back(r);
+      CCSCOPE_RETURN_IF_ERROR(c.put(key, plan.dump()));
+      if (!pairs.empty())
+        std::printf("# retesting %zu suspect pair(s) against known-good partners\n", pairs.size());
+    }
+    CCSCOPE_ASSIGN_OR_RETURN(std::string text,
+                             c.get(key, Deadline::afterSeconds(2 * o_.pair.timeout_s)));
+    const json plan = json::parse(text, nullptr, false);
+    if (!plan.is_array()) return Status(Code::kInternal, "pairs: rank 0 published no retest plan");
+    if (plan.empty()) return Status::ok();
+    CCSCOPE_RETURN_IF_ERROR(runRounds(plan.get<std::vector<Round>>(), true));
   }
-  CCSCOPE_ASSIGN_OR_RETURN(std::string text,
-                           c.get("pairs/retest", Deadline::afterSeconds(2 * o_.pair.timeout_s)));
-  const json plan = json::parse(text, nullptr, false);
-  if (!plan.is_array()) return Status(Code::kInternal, "pairs: rank 0 published no retest plan");
-  return runRounds(plan.get<std::vector<Round>>(), true);
+  return Status::ok();
 }
 
 int PairsRank::fail(const Status& s) {

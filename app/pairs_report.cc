@@ -100,7 +100,7 @@ bool PairsBook::partners(int unit_a, int unit_b) const {
   return unit_a != unit_b && local_index_[rep_[unit_a]] == local_index_[rep_[unit_b]];
 }
 
-std::vector<Pair> PairsBook::retestPairs(const PairsOptions& o) const {
+std::vector<Pair> PairsBook::retestPairs(const PairsOptions& o) {
   std::vector<Finding> suspects;
   std::set<int> flagged;
   for (bool latency : {false, true})
@@ -110,15 +110,19 @@ std::vector<Pair> PairsBook::retestPairs(const PairsOptions& o) const {
       if (!f.host) flagged.insert(f.b);
     }
   std::set<Pair> out;
+  auto plan = [&](int ra, int rb) {
+    const Pair p = std::minmax(ra, rb);
+    if (retested_.insert(p).second) out.insert(p);
+  };
   for (const Finding& f : suspects) {
     if (!f.host) {
-      out.insert(std::minmax(rep_[f.a], rep_[f.b]));
+      plan(rep_[f.a], rep_[f.b]);
       continue;
     }
     int found = 0;
     for (int u = 0; u < static_cast<int>(units_.size()) && found < 2; ++u)
       if (!flagged.count(u) && partners(f.a, u)) {
-        out.insert(std::minmax(rep_[f.a], rep_[u]));
+        plan(rep_[f.a], rep_[u]);
         ++found;
       }
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,9 @@ class PairsBook {
   nlohmann::json runRecord(const PairsOptions& o, const std::vector<burnin::Round>& rounds) const;
   // The `pair` record of one measured pair (figures as the lead published them).
   nlohmann::json add(int round, bool retest, const burnin::Pair& p, const nlohmann::json& figures);
-  // Suspect links again, and suspect hosts against two known-good partners each.
-  std::vector<burnin::Pair> retestPairs(const PairsOptions& o) const;
+  // Suspect links again, and suspect hosts against two known-good partners each; a pair
+  // retested before is not planned again (the analysis after a retest can name new suspects).
+  std::vector<burnin::Pair> retestPairs(const PairsOptions& o);
   // Prints and records the verdicts; the exit code (1 when a host or link is at fault).
   int finish(const PairsOptions& o, reports::JsonLinesWriter* json) const;
 
@@ -36,6 +38,7 @@ class PairsBook {
   std::vector<int> rep_;                     // per unit: the rank standing for it
   std::vector<int> local_index_;             // per rank: its order among its host's ranks (rails)
   std::vector<burnin::PairValue> bw_, lat_;  // per pair measured: GB/s one way, 1 / p99
+  std::set<burnin::Pair> retested_;
 };
 
 // Seconds a plan of `rounds` takes, about, and the sentence that says how that was reckoned.

@@ -31,8 +31,12 @@ def case_records(h, binary, mpirun, transport, n, scope):
     n = int(n)
     js = h.path("pairs.jsonl")
     rc, out, _, p = h.run(pairs_argv(binary, transport, n, js, "--scope", scope), 120)
-    check(rc == 0, f"exit code {rc}\n{h.describe(p)}")
     recs = read_jsonl(js)
+    # Ranks sharing two cores can make a link look slow: a verdict is a measurement here, and
+    # the exit code must agree with the records.
+    verdicts = of_type(recs, "pair_verdict")
+    check(rc == (1 if verdicts else 0), f"exit code {rc} with {len(verdicts)} verdicts\n"
+          f"{h.describe(p)}")
     run = of_type(recs, "pairs_run")
     check(len(run) == 1 and recs[0] is run[0], f"the first record is not the one pairs_run: "
           f"{recs[:1]}")
