@@ -33,6 +33,7 @@ double pairsEstimateSeconds(const PairsOptions& o, size_t rounds, std::string* h
 void PairsBook::start(const PairsOptions& o, const std::vector<std::string>& hosts,
                       const std::vector<Round>& rounds) {
   hosts_ = hosts;
+  rails_ = o.scope == burnin::Scope::kRails;
   const std::vector<std::string> labels = burnin::unitLabels(o.scope, hosts);
   std::set<int> in_plan;
   for (const Round& r : rounds)
@@ -97,7 +98,7 @@ burnin::MatrixFit PairsBook::fit(bool latency, const PairsOptions& o) const {
 
 // Rails are measured within a rail only.
 bool PairsBook::partners(int unit_a, int unit_b) const {
-  return unit_a != unit_b && local_index_[rep_[unit_a]] == local_index_[rep_[unit_b]];
+  return unit_a != unit_b && (!rails_ || local_index_[rep_[unit_a]] == local_index_[rep_[unit_b]]);
 }
 
 std::vector<Pair> PairsBook::retestPairs(const PairsOptions& o) {

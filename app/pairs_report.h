@@ -39,6 +39,7 @@ class PairsBook {
   std::vector<int> local_index_;             // per rank: its order among its host's ranks (rails)
   std::vector<burnin::PairValue> bw_, lat_;  // per pair measured: GB/s one way, 1 / p99
   std::set<burnin::Pair> retested_;
+  bool rails_ = false;  // partners within a rail only
 };
 
 // Seconds a plan of `rounds` takes, about, and the sentence that says how that was reckoned.
