@@ -14,6 +14,10 @@ namespace ccscope::reports {
 
 namespace {
 
+// Past this many units a matrix is shown for the slowest ones only: 1,024 hosts would be a
+// million cells per matrix.
+constexpr size_t kMaxUnitsShown = 64;
+
 double medianOf(std::vector<double> v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return std::isnan(x); }), v.end());
   if (v.empty()) return std::nan("");
@@ -77,7 +81,12 @@ std::string runMatrices(const RunRecords& run) {
       out += fmt::format("<li>{}</li>\n", xmlEscape(v.text()));
     out += "</ul>\n";
   }
-  const std::vector<size_t> order = slowestFirst(p.bw_gbps);
+  std::vector<size_t> order = slowestFirst(p.bw_gbps);
+  if (order.size() > kMaxUnitsShown) {
+    out += fmt::format("<p>The {} slowest of {} units (by median bandwidth).</p>\n", kMaxUnitsShown,
+                       order.size());
+    order.resize(kMaxUnitsShown);
+  }
   out += matrixTable(p, p.bw_gbps, order, false, "One-way bandwidth, GB/s", "{:.3g}");
   out += matrixTable(p, p.p99_us, order, true, "p99 latency, us", "{:.0f}");
   return out;

@@ -1,6 +1,7 @@
 // `ccscope pairs` records in reports: read back from a run recorded on the network-namespace lab
 // (6 hosts; host 4 and the link h1 <-> h2 throttled to 10 Mbit/s), the heatmap, the Markdown
 // verdicts and one JUnit testcase per host and per link.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -73,6 +74,28 @@ TEST(PairReportTest, MarkdownAndJunitCarryTheVerdicts) {
   EXPECT_NE(xml.str().find("tests=\"21\" failures=\"2\""), std::string::npos) << xml.str();
   EXPECT_EQ(countOf(xml.str(), "classname=\"ccscope.pairs.link\""), 15u);
   EXPECT_EQ(countOf(xml.str(), "<failure type=\"failed\""), 2u);
+}
+
+// 100 units: each matrix shows the 64 slowest, unit 7 (every link of it at a tenth) first.
+TEST(PairReportTest, ALargeMatrixShowsTheSlowestUnits) {
+  std::string text = R"({"type":"pairs_run","scope":"hosts","transport":"tcp","units":[)";
+  for (int u = 0; u < 100; ++u) text += (u ? ",\"u" : "\"u") + std::to_string(u) + "\"";
+  text += "]}\n";
+  for (int a = 0; a < 100; ++a)
+    for (int b = a + 1; b < 100; ++b)
+      text += fmt::format(
+          R"({{"type":"pair","unit_a":"u{}","unit_b":"u{}","bw_uni_gbps":{},"p99_us":10}})"
+          "\n",
+          a, b, a == 7 || b == 7 ? 0.1 : 1.0 + 0.001 * (a + b));
+  std::istringstream in(text);
+  auto runs = readResults(in, "big.jsonl");
+  ASSERT_TRUE(runs.isOk()) << runs.status().toString();
+  std::ostringstream out;
+  writeHtml(buildReportModel(*runs, {}, false, Criteria{}), out);
+  const std::string html = out.str();
+  EXPECT_NE(html.find("The 64 slowest of 100 units"), std::string::npos);
+  EXPECT_EQ(countOf(html, "<th title="), 2u * 64);
+  EXPECT_NE(html.find("<tr><th>1 u7</th>"), std::string::npos);
 }
 
 TEST(PairReportTest, APairBeforeItsRunRecordIsRefused) {
