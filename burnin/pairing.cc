@@ -154,8 +154,4 @@ std::vector<Round> packRounds(const std::vector<Pair>& pairs) {
   return rounds;
 }
 
-double estimateSeconds(size_t rounds, double pair_seconds, double barrier_seconds) {
-  return static_cast<double>(rounds) * (pair_seconds + barrier_seconds);
-}
-
 }  // namespace ccscope::burnin

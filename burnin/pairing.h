@@ -39,7 +39,4 @@ std::vector<std::string> unitLabels(Scope scope, const std::vector<std::string>&
 // Disjoint rounds packing the given pairs greedily (for retests).
 std::vector<Round> packRounds(const std::vector<Pair>& pairs);
 
-// Seconds a plan takes: rounds x (the per-pair measurement + a barrier), said before the start.
-double estimateSeconds(size_t rounds, double pair_seconds, double barrier_seconds);
-
 }  // namespace ccscope::burnin
