@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/bench_command.h"
+#include "app/burnin_command.h"
 #include "app/command.h"
 #include "app/diagnose_command.h"
 #include "app/info_command.h"
@@ -30,6 +31,7 @@ int runCli(int argc, char** argv) {
   commands.push_back(addDiagnoseCommand(root, args));
   commands.push_back(addReportCommand(root));
   commands.push_back(addPairsCommand(root, args));
+  commands.push_back(addBurninCommand(root, args));
 #ifdef CCSCOPE_HAVE_ANALYZE
   commands.push_back(addAnalyzeCommand(root));
 #endif

@@ -23,9 +23,7 @@ using core::Deadline;
 using core::Status;
 using nlohmann::json;
 
-namespace {
-
-json figuresJson(const burnin::PairFigures& f) {
+json pairsFiguresJson(const burnin::PairFigures& f) {
   return {{"bw_uni_gbps", f.uni_gbps},
           {"bw_bidir_gbps", f.bidir_gbps},
           {"p50_us", f.p50_us},
@@ -37,6 +35,93 @@ json figuresJson(const burnin::PairFigures& f) {
           {"bidir_messages", f.bidir_messages}};
 }
 
+Status runPairRounds(launch::StoreClient& c, transports::Transport& t,
+                     const transports::MemoryRegion& buf, const std::vector<Round>& rounds,
+                     const burnin::PairSettings& settings, const std::string& key, int& round_no,
+                     const std::function<Status(int, const Pair&, const json&)>& on_pair) {
+  const int self = c.rank();
+  for (const Round& round : rounds) {
+    const int r = round_no++;
+    for (const Pair& p : round) {
+      if (p.first != self && p.second != self) continue;
+      const bool lead = p.first == self;
+      auto f = burnin::measurePair(t, buf, lead ? p.second : p.first, lead, settings);
+      if (!f)
+        return f.takeStatus().prepend(fmt::format("pair {}-{} (round {})", p.first, p.second, r));
+      if (lead)
+        CCSCOPE_RETURN_IF_ERROR(
+            c.put(fmt::format("{}/{}/{}", key, r, p.first), pairsFiguresJson(*f).dump()));
+    }
+    CCSCOPE_RETURN_IF_ERROR(c.barrier(fmt::format("{}/round/{}", key, r),
+                                      Deadline::afterSeconds(2 * settings.timeout_s)));
+    if (self != 0) continue;
+    for (const Pair& p : round) {
+      CCSCOPE_ASSIGN_OR_RETURN(std::string v, c.get(fmt::format("{}/{}/{}", key, r, p.first),
+                                                    Deadline::afterSeconds(settings.timeout_s)));
+      CCSCOPE_RETURN_IF_ERROR(on_pair(r, p, json::parse(v, nullptr, false)));
+    }
+  }
+  return Status::ok();
+}
+
+PairsPhase::PairsPhase(const PairsOptions& o, launch::StoreClient& c, transports::Transport& t,
+                       const transports::MemoryRegion& buf, reports::JsonLinesWriter* json,
+                       std::string key)
+    : o_(o), c_(c), t_(t), buf_(buf), json_(json), key_(std::move(key)) {}
+
+PairsPhase::~PairsPhase() = default;
+
+Status PairsPhase::run(const std::vector<std::string>& hosts) {
+  std::vector<Round> plan = burnin::planRounds(o_.scope, hosts, o_.rounds_k, o_.seed);
+  if (root()) {
+    book_ = std::make_unique<PairsBook>();
+    book_->start(o_, hosts, plan);
+    json head = book_->runRecord(o_, plan);
+    if (json_) json_->write(head);
+    printHeader(head);
+  }
+  CCSCOPE_RETURN_IF_ERROR(rounds(plan, false));
+  return retestSuspects();
+}
+
+Status PairsPhase::rounds(const std::vector<Round>& plan, bool retest) {
+  return runPairRounds(c_, t_, buf_, plan, o_.pair, key_, round_no_,
+                       [&](int r, const Pair& p, const json& figures) {
+                         json rec = book_->add(r, retest, p, figures);
+                         if (json_) json_->write(rec);
+                         printPairRow(rec);
+                         return Status::ok();
+                       });
+}
+
+// Rank 0 judges the matrix, picks the suspects' retests and publishes them; every rank runs
+// them. The judgement after a retest may name suspects no retest covered: up to three passes,
+// until a pass plans nothing.
+Status PairsPhase::retestSuspects() {
+  for (int pass = 0; pass < 3; ++pass) {
+    const std::string key = fmt::format("{}/retest/{}", key_, pass);
+    if (root()) {
+      std::vector<Pair> pairs = o_.retest ? book_->retestPairs(o_) : std::vector<Pair>{};
+      json plan = json::array();
+      for (const Round& r : burnin::packRounds(pairs)) plan.push_back(r);
+      CCSCOPE_RETURN_IF_ERROR(c_.put(key, plan.dump()));
+      if (!pairs.empty())
+        std::printf("# retesting %zu suspect pair(s) against known-good partners\n", pairs.size());
+    }
+    CCSCOPE_ASSIGN_OR_RETURN(std::string text,
+                             c_.get(key, Deadline::afterSeconds(2 * o_.pair.timeout_s)));
+    const json plan = json::parse(text, nullptr, false);
+    if (!plan.is_array()) return Status(Code::kInternal, "pairs: rank 0 published no retest plan");
+    if (plan.empty()) return Status::ok();
+    CCSCOPE_RETURN_IF_ERROR(rounds(plan.get<std::vector<Round>>(), true));
+  }
+  return Status::ok();
+}
+
+json PairsPhase::finish() const { return book_->finish(o_, json_); }
+
+namespace {
+
 class PairsRank {
  public:
   PairsRank(const PairsOptions& o, const launch::LaunchInfo& info) : o_(o), info_(info) {}
@@ -44,9 +129,6 @@ class PairsRank {
 
  private:
   Status setUp();
-  Status runRounds(const std::vector<Round>& rounds, bool retest);
-  Status collect(const Round& round, int round_no, bool retest);
-  Status retestSuspects();
   int fail(const Status& s);
   bool root() const { return info_.rank == 0; }
 
@@ -58,8 +140,6 @@ class PairsRank {
   std::vector<char> mem_;
   transports::Registration reg_;
   std::unique_ptr<reports::JsonLinesWriter> json_;
-  PairsBook book_;  // rank 0: every pair measured, and the units they stand for
-  int round_no_ = 0;
 };
 
 Status PairsRank::setUp() {
@@ -79,67 +159,6 @@ Status PairsRank::setUp() {
   return Status::ok();
 }
 
-// Each rank measures with its partner of the round, if it has one; the lead publishes the
-// figures; everyone meets at the round's barrier, and rank 0 streams the round's pairs.
-Status PairsRank::runRounds(const std::vector<Round>& rounds, bool retest) {
-  launch::StoreClient& c = *rv_.client;
-  for (const Round& round : rounds) {
-    const int r = round_no_++;
-    for (const Pair& p : round) {
-      if (p.first != info_.rank && p.second != info_.rank) continue;
-      const bool lead = p.first == info_.rank;
-      const int peer = lead ? p.second : p.first;
-      auto f = burnin::measurePair(*t_, reg_.region(), peer, lead, o_.pair);
-      if (!f)
-        return f.takeStatus().prepend(fmt::format("pair {}-{} (round {})", p.first, p.second, r));
-      if (lead)
-        CCSCOPE_RETURN_IF_ERROR(
-            c.put(fmt::format("pairs/{}/{}", r, p.first), figuresJson(*f).dump()));
-    }
-    CCSCOPE_RETURN_IF_ERROR(
-        c.barrier(fmt::format("pairs/round/{}", r), Deadline::afterSeconds(2 * o_.pair.timeout_s)));
-    if (root()) CCSCOPE_RETURN_IF_ERROR(collect(round, r, retest));
-  }
-  return Status::ok();
-}
-
-Status PairsRank::collect(const Round& round, int round_no, bool retest) {
-  for (const Pair& p : round) {
-    CCSCOPE_ASSIGN_OR_RETURN(std::string v,
-                             rv_.client->get(fmt::format("pairs/{}/{}", round_no, p.first),
-                                             Deadline::afterSeconds(o_.pair.timeout_s)));
-    json rec = book_.add(round_no, retest, p, json::parse(v, nullptr, false));
-    if (json_) json_->write(rec);
-    printPairRow(rec);
-  }
-  return Status::ok();
-}
-
-// Rank 0 judges the matrix, picks the suspects' retests and publishes them; every rank runs
-// them. The judgement after a retest may name suspects no retest covered: up to three passes,
-// until a pass plans nothing.
-Status PairsRank::retestSuspects() {
-  launch::StoreClient& c = *rv_.client;
-  for (int pass = 0; pass < 3; ++pass) {
-    const std::string key = fmt::format("pairs/retest/{}", pass);
-    if (root()) {
-      std::vector<Pair> pairs = o_.retest ? book_.retestPairs(o_) : std::vector<Pair>{};
-      json plan = json::array();
-      for (const Round& r : burnin::packRounds(pairs)) plan.push_back(r);
-      CCSCOPE_RETURN_IF_ERROR(c.put(key, plan.dump()));
-      if (!pairs.empty())
-        std::printf("# retesting %zu suspect pair(s) against known-good partners\n", pairs.size());
-    }
-    CCSCOPE_ASSIGN_OR_RETURN(std::string text,
-                             c.get(key, Deadline::afterSeconds(2 * o_.pair.timeout_s)));
-    const json plan = json::parse(text, nullptr, false);
-    if (!plan.is_array()) return Status(Code::kInternal, "pairs: rank 0 published no retest plan");
-    if (plan.empty()) return Status::ok();
-    CCSCOPE_RETURN_IF_ERROR(runRounds(plan.get<std::vector<Round>>(), true));
-  }
-  return Status::ok();
-}
-
 int PairsRank::fail(const Status& s) {
   FailureContext ctx;
   ctx.rank = info_.rank;
@@ -155,18 +174,10 @@ int PairsRank::fail(const Status& s) {
 
 int PairsRank::run() {
   if (Status s = setUp(); !s.isOk()) return fail(s);
-  std::vector<Round> rounds = burnin::planRounds(o_.scope, hosts_, o_.rounds_k, o_.seed);
-  if (root()) {
-    book_.start(o_, hosts_, rounds);
-    json head = book_.runRecord(o_, rounds);
-    if (json_) json_->write(head);
-    printHeader(head);
-  }
-  Status s = runRounds(rounds, false);
-  if (s.isOk()) s = retestSuspects();
-  if (!s.isOk()) return fail(s);
+  PairsPhase phase(o_, *rv_.client, *t_, reg_.region(), json_.get());
+  if (Status s = phase.run(hosts_); !s.isOk()) return fail(s);
   int code = kExitOk;
-  if (root()) code = book_.finish(o_, json_.get());
+  if (root()) code = pairsVerdictCount(phase.finish()) > 0 ? kExitFailed : kExitOk;
   t_->close();
   lingerWhileOthersNeedTheStore(rv_, info_.rank);
   return code;

@@ -8,8 +8,6 @@
 #include <map>
 #include <set>
 
-#include "app/command.h"
-
 namespace ccscope::app {
 
 using burnin::Finding;
@@ -157,12 +155,12 @@ json verdictJson(const Finding& f, const std::vector<std::string>& units, bool l
 
 }  // namespace
 
-int PairsBook::finish(const PairsOptions& o, reports::JsonLinesWriter* out) const {
+json PairsBook::finish(const PairsOptions& o, reports::JsonLinesWriter* out) const {
   const burnin::MatrixFit bw = fit(false, o), lat = fit(true, o);
   std::printf("#\n# verdicts: typical pair %.3f GB/s one way, p99 %.1f us\n", bw.typical,
               lat.typical > 0 ? 1 / lat.typical : 0.0);
   if (!bw.note.empty()) std::printf("# %s\n", bw.note.c_str());
-  json hosts = json::object(), links = json::array();
+  json hosts = json::object(), links = json::array(), host_verdicts = json::array();
   for (const std::string& u : units_) hosts[u] = "pass";
   for (bool latency : {false, true})
     for (const Finding& f : (latency ? lat : bw).findings) {
@@ -172,23 +170,34 @@ int PairsBook::finish(const PairsOptions& o, reports::JsonLinesWriter* out) cons
       if (f.host) {
         std::string& h = hosts[units_[f.a]].get_ref<std::string&>();
         if (h != "failed") h = burnin::verdictName(f.verdict);
+        host_verdicts.push_back(v);
       } else {
         links.push_back(v);
       }
     }
-  const bool any = !bw.findings.empty() || !lat.findings.empty();
-  if (!any) std::printf("# no host or link below the population\n");
-  if (out)
-    out->write({{"type", "pairs_summary"},
-                {"typical_bw_gbps", bw.typical},
-                {"typical_p99_us", lat.typical > 0 ? 1 / lat.typical : 0.0},
-                {"bw_host_spread", bw.host_spread},
-                {"bw_link_spread", bw.link_spread},
-                {"hosts", hosts},
-                {"links", links},
-                {"note", bw.note}});
+  if (bw.findings.empty() && lat.findings.empty())
+    std::printf("# no host or link below the population\n");
+  json summary = {{"type", "pairs_summary"},
+                  {"typical_bw_gbps", bw.typical},
+                  {"typical_p99_us", lat.typical > 0 ? 1 / lat.typical : 0.0},
+                  {"bw_host_spread", bw.host_spread},
+                  {"bw_link_spread", bw.link_spread},
+                  {"hosts", hosts},
+                  {"links", links},
+                  {"host_verdicts", host_verdicts},
+                  {"note", bw.note}};
+  if (out) out->write(summary);
   std::fflush(stdout);
-  return any ? kExitFailed : kExitOk;
+  return summary;
+}
+
+int pairsVerdictCount(const json& summary) {
+  int n = 0;
+  if (auto links = summary.find("links"); links != summary.end())
+    n += static_cast<int>(links->size());
+  if (auto hosts = summary.find("hosts"); hosts != summary.end() && hosts->is_object())
+    for (auto it = hosts->begin(); it != hosts->end(); ++it) n += *it != "pass" ? 1 : 0;
+  return n;
 }
 
 void printHeader(const json& run) {

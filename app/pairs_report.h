@@ -25,8 +25,8 @@ class PairsBook {
   // Suspect links again, and suspect hosts against two known-good partners each; a pair
   // retested before is not planned again (the analysis after a retest can name new suspects).
   std::vector<burnin::Pair> retestPairs(const PairsOptions& o);
-  // Prints and records the verdicts; the exit code (1 when a host or link is at fault).
-  int finish(const PairsOptions& o, reports::JsonLinesWriter* json) const;
+  // Prints and records the verdicts; returns the `pairs_summary` record.
+  nlohmann::json finish(const PairsOptions& o, reports::JsonLinesWriter* json) const;
 
  private:
   burnin::MatrixFit fit(bool latency, const PairsOptions& o) const;
@@ -41,6 +41,9 @@ class PairsBook {
   std::set<burnin::Pair> retested_;
   bool rails_ = false;  // partners within a rail only
 };
+
+// How many hosts and links a `pairs_summary` record finds degraded or failed.
+int pairsVerdictCount(const nlohmann::json& summary);
 
 // Seconds a plan of `rounds` takes, about, and the sentence that says how that was reckoned.
 double pairsEstimateSeconds(const PairsOptions& o, size_t rounds, std::string* how);

@@ -47,42 +47,6 @@ using core::Deadline;
 using core::Layer;
 using core::Status;
 
-namespace {
-
-struct Fanout : reports::ResultSink {
-  std::vector<reports::ResultSink*> sinks;
-  void onRun(const reports::RunMetadata& m) override {
-    for (auto* s : sinks) s->onRun(m);
-  }
-  void onSection(const std::string& t) override {
-    for (auto* s : sinks) s->onSection(t);
-  }
-  void onMeasurement(const reports::Measurement& m) override {
-    for (auto* s : sinks) s->onMeasurement(m);
-  }
-  void onProgress(int d, int t, double e) override {
-    for (auto* s : sinks) s->onProgress(d, t, e);
-  }
-  void onEnd(const reports::RunSummary& r) override {
-    for (auto* s : sinks) s->onEnd(r);
-  }
-};
-
-// --html/--md/--csv/--junit and --baseline/thresholds on bench: the same writers as `report`.
-int writeRequestedReports(const reports::RecordCollector& collected,
-                          const reports::ReportOptions& r) {
-  bool any = !r.html_path.empty() || !r.md_path.empty() || !r.csv_path.empty() ||
-             !r.junit_path.empty() || !r.baseline_path.empty() || !r.criteria.limits.empty();
-  if (!any) return kExitOk;
-  auto v = reports::writeReports(collected.runs(), r);
-  if (!v) {
-    std::fprintf(stderr, "ccscope: error: %s\n", v.status().message().c_str());
-    return kExitUsage;
-  }
-  for (const auto& f : v->failures) std::fprintf(stderr, "ccscope: %s\n", f.c_str());
-  return v->exit_code;
-}
-
 core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
     const std::string& algo, transports::Transport* t, collectives::HarnessChannel* harness,
     const bench::BenchConfig& cfg, collectives::DeviceRuntime* device) {
@@ -102,6 +66,34 @@ core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
   std::unique_ptr<collectives::CollectiveBackend> out(std::move(b));
   if (device && !direct) out = collectives::stagedBackend(std::move(out), *device);
   return out;
+}
+
+core::Result<std::unique_ptr<collectives::HarnessChannel>> connectHarness(
+    const transports::TransportOptions& measured, const std::vector<std::string>& hosts,
+    launch::StoreClient& client, double timeout_s) {
+  HarnessTransport ht = harnessTransport(measured, hosts);
+  // Its log lines name its scope (harness/), apart from the measured transport's.
+  auto t = transports::makeTransport(ht.name, ht.options);
+  Status s = t ? (*t)->connect(client, Deadline::afterSeconds(timeout_s)) : t.status();
+  if (!s.isOk()) return s.prepend(fmt::format("harness channel ({}) set-up", ht.name));
+  return collectives::HarnessChannel::create(std::move(*t));
+}
+
+namespace {
+
+// --html/--md/--csv/--junit and --baseline/thresholds on bench: the same writers as `report`.
+int writeRequestedReports(const reports::RecordCollector& collected,
+                          const reports::ReportOptions& r) {
+  bool any = !r.html_path.empty() || !r.md_path.empty() || !r.csv_path.empty() ||
+             !r.junit_path.empty() || !r.baseline_path.empty() || !r.criteria.limits.empty();
+  if (!any) return kExitOk;
+  auto v = reports::writeReports(collected.runs(), r);
+  if (!v) {
+    std::fprintf(stderr, "ccscope: error: %s\n", v.status().message().c_str());
+    return kExitUsage;
+  }
+  for (const auto& f : v->failures) std::fprintf(stderr, "ccscope: %s\n", f.c_str());
+  return v->exit_code;
 }
 
 // --device cuda: the GPU of this rank, before any transport (cuda-ipc works on the current one).
@@ -235,12 +227,8 @@ Status BenchRank::setUp() {
 
 // The harness's channel, chosen from where the ranks run (every rank gathered the same hosts).
 Status BenchRank::connectHarness(const transports::TransportOptions& measured) {
-  HarnessTransport ht = harnessTransport(measured, hosts_);
-  // Its log lines name its scope (harness/), apart from the measured transport's.
-  auto t = transports::makeTransport(ht.name, ht.options);
-  Status s = t ? (*t)->connect(*rv_.client, Deadline::afterSeconds(cfg_.timeout_s)) : t.status();
-  if (!s.isOk()) return s.prepend(fmt::format("harness channel ({}) set-up", ht.name));
-  CCSCOPE_ASSIGN_OR_RETURN(harness_, collectives::HarnessChannel::create(std::move(*t)));
+  CCSCOPE_ASSIGN_OR_RETURN(harness_,
+                           app::connectHarness(measured, hosts_, *rv_.client, cfg_.timeout_s));
   if (recording_) harness_->setFlightRecorder(&recorder_);
   return Status::ok();
 }

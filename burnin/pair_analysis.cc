@@ -8,6 +8,8 @@
 #include <tuple>
 #include <utility>
 
+#include "core/robust.h"
+
 namespace ccscope::burnin {
 
 const char* verdictName(Verdict v) {
@@ -24,26 +26,11 @@ const char* verdictName(Verdict v) {
 
 namespace {
 
-// Reorders `v`.
-double medianInPlace(std::vector<double>& v) {
-  if (v.empty()) return 0;
-  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  double hi = *mid;
-  if (v.size() % 2 == 1) return hi;
-  return (*std::max_element(v.begin(), mid) + hi) / 2;
-}
+using core::median;
+using core::medianInPlace;
 
-double median(std::vector<double> v) { return medianInPlace(v); }
-
-// 1.4826 x the median absolute deviation: the standard deviation of normal data, robustly; a
-// floor keeps a perfectly even population from making every small step an outlier.
-double robustSpread(const std::vector<double>& v) {
-  const double m = median(v);
-  std::vector<double> dev(v.size());
-  for (size_t i = 0; i < v.size(); ++i) dev[i] = std::fabs(v[i] - m);
-  return std::max(1.4826 * medianInPlace(dev), 1e-3);
-}
+// A floor keeps a perfectly even population from making every small step an outlier.
+double robustSpread(const std::vector<double>& v) { return std::max(core::madSigma(v), 1e-3); }
 
 struct Edge {
   int a, b;

@@ -95,6 +95,13 @@ int messagesFor(double one_s, double target) {
 
 }  // namespace
 
+Status exchange(transports::Transport& t, const transports::MemoryRegion& buf, int peer,
+                size_t bytes, int count, double timeout_s) {
+  Io io{t, buf, peer, timeout_s};
+  double took = 0;
+  return bothWays(io, bytes, count, took);
+}
+
 double percentile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
   const auto i = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));

@@ -31,6 +31,11 @@ struct PairFigures {
 core::Result<PairFigures> measurePair(transports::Transport& t, const transports::MemoryRegion& buf,
                                       int peer, bool lead, const PairSettings& settings);
 
+// Aggressor traffic: `count` messages of `bytes` each way with `peer` at once; both ranks call
+// it (`buf` at least 2 x bytes).
+core::Status exchange(transports::Transport& t, const transports::MemoryRegion& buf, int peer,
+                      size_t bytes, int count, double timeout_s);
+
 // Value at fraction q (0..1) of sorted samples, nearest rank.
 double percentile(const std::vector<double>& sorted, double q);
 

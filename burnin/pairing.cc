@@ -90,34 +90,52 @@ std::vector<Round> roundsOver(const std::vector<int>& members, int rounds_k, uin
 
 }  // namespace
 
-std::vector<Round> planRounds(Scope scope, const std::vector<std::string>& hosts, int rounds_k,
-                              uint64_t seed) {
+std::vector<std::vector<int>> scopeGroups(Scope scope, const std::vector<std::string>& hosts) {
   const std::vector<std::vector<int>> groups = ranksByHost(hosts);
   if (scope == Scope::kRanks) {
     std::vector<int> all(hosts.size());
     std::iota(all.begin(), all.end(), 0);
-    return roundsOver(all, rounds_k, seed);
+    return {all};
   }
   if (scope == Scope::kHosts) {
     std::vector<int> firsts;
     firsts.reserve(groups.size());
     for (const auto& g : groups) firsts.push_back(g.front());
-    return roundsOver(firsts, rounds_k, seed);
+    return {firsts};
   }
-  // Rails: rail i is the i-th rank of every host that has one; rails run side by side.
+  // Rails: rail i is the i-th rank of every host that has one.
   size_t rails = 0;
   for (const auto& g : groups) rails = std::max(rails, g.size());
-  std::vector<Round> merged;
-  for (size_t i = 0; i < rails; ++i) {
-    std::vector<int> rail;
+  std::vector<std::vector<int>> out(rails);
+  for (size_t i = 0; i < rails; ++i)
     for (const auto& g : groups)
-      if (i < g.size()) rail.push_back(g[i]);
-    std::vector<Round> rounds = roundsOver(rail, rounds_k, seed + i);
+      if (i < g.size()) out[i].push_back(g[i]);
+  return out;
+}
+
+std::vector<Round> planRounds(Scope scope, const std::vector<std::string>& hosts, int rounds_k,
+                              uint64_t seed) {
+  // Groups (rails) run side by side: round r of each group together.
+  std::vector<Round> merged;
+  uint64_t i = 0;
+  for (const std::vector<int>& group : scopeGroups(scope, hosts)) {
+    std::vector<Round> rounds = roundsOver(group, rounds_k, seed + i++);
     if (merged.size() < rounds.size()) merged.resize(rounds.size());
     for (size_t r = 0; r < rounds.size(); ++r)
       merged[r].insert(merged[r].end(), rounds[r].begin(), rounds[r].end());
   }
   return merged;
+}
+
+std::vector<Round> ringRounds(Scope scope, const std::vector<std::string>& hosts) {
+  std::vector<Pair> pairs;
+  for (const std::vector<int>& g : scopeGroups(scope, hosts)) {
+    const size_t n = g.size();
+    if (n < 2) continue;
+    for (size_t i = 0; i < (n == 2 ? 1 : n); ++i)
+      pairs.emplace_back(std::min(g[i], g[(i + 1) % n]), std::max(g[i], g[(i + 1) % n]));
+  }
+  return packRounds(pairs);
 }
 
 std::vector<std::string> unitLabels(Scope scope, const std::vector<std::string>& hosts) {

@@ -32,6 +32,12 @@ std::vector<Round> randomRounds(int n, int k, uint64_t seed);
 // rounds_k > 0 takes k random rounds instead of all of them.
 std::vector<Round> planRounds(Scope scope, const std::vector<std::string>& hosts, int rounds_k,
                               uint64_t seed);
+// The ranks a scope measures, in groups that pair only among themselves: one group (hosts:
+// the lowest rank of each host; ranks: all), or one per rail.
+std::vector<std::vector<int>> scopeGroups(Scope scope, const std::vector<std::string>& hosts);
+// Each member with the next of its group, the last with the first: n links per group of n
+// (one for two), in two or three rounds. The soak's `links = "ring"`.
+std::vector<Round> ringRounds(Scope scope, const std::vector<std::string>& hosts);
 // The unit each rank stands for in the matrix: its host (hosts), itself (ranks), or its host and
 // rail (rails).
 std::vector<std::string> unitLabels(Scope scope, const std::vector<std::string>& hosts);

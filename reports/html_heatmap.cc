@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/robust.h"
 #include "reports/html_sections.h"
 #include "reports/text_escape.h"
 
@@ -20,9 +21,7 @@ constexpr size_t kMaxUnitsShown = 64;
 
 double medianOf(std::vector<double> v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return std::isnan(x); }), v.end());
-  if (v.empty()) return std::nan("");
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
+  return v.empty() ? std::nan("") : core::medianInPlace(v);
 }
 
 // Units by the median of their row, ascending: the slowest host first.

@@ -83,6 +83,28 @@ TEST(PairingTest, RailScopePairsLocalRankIWithLocalRankIElsewhere) {
   EXPECT_EQ(unitLabels(Scope::kRails, hosts)[4], "b/rail 1");
 }
 
+TEST(PairingTest, RingRoundsPairEachMemberWithTheNext) {
+  // Six hosts of two ranks: the hosts' first ranks 0, 2, .. 10 in a ring of six links.
+  std::vector<std::string> hosts;
+  for (int h = 0; h < 6; ++h) hosts.insert(hosts.end(), 2, "h" + std::to_string(h));
+  std::set<Pair> links;
+  const std::vector<Round> rounds = ringRounds(Scope::kHosts, hosts);
+  EXPECT_EQ(rounds.size(), 2u);
+  for (const Round& r : rounds) {
+    std::set<int> busy;
+    for (const Pair& p : r) {
+      EXPECT_TRUE(busy.insert(p.first).second && busy.insert(p.second).second);
+      links.insert(p);
+    }
+  }
+  EXPECT_EQ(links, (std::set<Pair>{{0, 2}, {2, 4}, {4, 6}, {6, 8}, {8, 10}, {0, 10}}));
+  EXPECT_EQ(ringRounds(Scope::kRanks, {"a", "a", "a"}).size(), 3u);  // odd: three rounds
+  EXPECT_EQ(ringRounds(Scope::kHosts, {"a", "b"}), (std::vector<Round>{{{0, 1}}}));
+  EXPECT_TRUE(ringRounds(Scope::kHosts, {"a", "a"}).empty());  // one host: no link
+  // Rails: a ring per rail, side by side.
+  EXPECT_EQ(ringRounds(Scope::kRails, {"a", "b", "c", "a", "b", "c"}).size(), 3u);
+}
+
 TEST(PairingTest, PackRoundsKeepsEachRoundDisjoint) {
   std::vector<Round> rounds = packRounds({{0, 1}, {0, 2}, {1, 2}, {3, 4}});
   ASSERT_EQ(rounds.size(), 3u);
