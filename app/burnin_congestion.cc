@@ -115,6 +115,33 @@ std::string spread(std::vector<double> v) {
   return fmt::format("median {:.2f}, {:.2f}..{:.2f}", core::median(v), v.front(), v.back());
 }
 
+// Rank 0: the repeats' median factors and spread, and a verdict against the profile's ceiling.
+void summarize(const BurninContext& x, const std::vector<double>& lat_f,
+               const std::vector<double>& bw_f, std::vector<BurninFinding>& out) {
+  const burnin::CongestionSpec& s = x.profile.congestion;
+  const double lat = core::median(lat_f), bw = core::median(bw_f);
+  std::printf("# impact factor: p99 %s; bandwidth %s (over %d repeats)\n", spread(lat_f).c_str(),
+              spread(bw_f).c_str(), s.repeats);
+  std::string verdict = "pass";
+  if (s.max_factor > 0 && std::max(lat, bw) > s.max_factor) {
+    verdict = "degraded";
+    out.push_back({"fabric", "congestion", "", verdict, "congestion",
+                   fmt::format("impact factor p99 {:.2f}, bandwidth {:.2f}: above {:.2f}", lat, bw,
+                               s.max_factor),
+                   -1});
+    std::printf("DEGRADED fabric: %s\n", out.back().why.c_str());
+  }
+  x.record({{"type", "congestion_summary"},
+            {"p99_factor", lat},
+            {"bw_factor", bw},
+            {"p99_factors", lat_f},
+            {"bw_factors", bw_f},
+            {"verdict", verdict},
+            {"p99_spread", spread(lat_f)},
+            {"bw_spread", spread(bw_f)}});
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 Status runCongestion(const BurninContext& x, std::vector<BurninFinding>& out) {
@@ -140,10 +167,8 @@ Status runCongestion(const BurninContext& x, std::vector<BurninFinding>& out) {
     CCSCOPE_RETURN_IF_ERROR(
         repeat(x, roles, rep, alone, loaded).prepend(fmt::format("congestion repeat {}", rep)));
     if (!x.root()) continue;
-    const double lf = alone.p99_us > 0 ? loaded.p99_us / alone.p99_us : 0;
-    const double bf = loaded.uni_gbps > 0 ? alone.uni_gbps / loaded.uni_gbps : 0;
-    lat_f.push_back(lf);
-    bw_f.push_back(bf);
+    lat_f.push_back(alone.p99_us > 0 ? loaded.p99_us / alone.p99_us : 0);
+    bw_f.push_back(loaded.uni_gbps > 0 ? alone.uni_gbps / loaded.uni_gbps : 0);
     x.record({{"type", "congestion"},
               {"repeat", rep},
               {"victim_a", x.hosts[roles.victim_a]},
@@ -151,34 +176,13 @@ Status runCongestion(const BurninContext& x, std::vector<BurninFinding>& out) {
               {"aggressors", roles.aggressors.size()},
               {"alone", figures(alone)},
               {"loaded", figures(loaded)},
-              {"p99_factor", lf},
-              {"bw_factor", bf}});
+              {"p99_factor", lat_f.back()},
+              {"bw_factor", bw_f.back()}});
     std::printf("  %6d %10.1f %10.1f %8.2f %10.3f %10.3f %8.2f\n", rep, alone.p99_us, loaded.p99_us,
-                lf, alone.uni_gbps, loaded.uni_gbps, bf);
+                lat_f.back(), alone.uni_gbps, loaded.uni_gbps, bw_f.back());
     std::fflush(stdout);
   }
-  if (!x.root()) return Status::ok();
-  const double lat = core::median(lat_f), bw = core::median(bw_f);
-  std::printf("# impact factor: p99 %s; bandwidth %s (over %d repeats)\n", spread(lat_f).c_str(),
-              spread(bw_f).c_str(), s.repeats);
-  std::string verdict = "pass";
-  if (s.max_factor > 0 && std::max(lat, bw) > s.max_factor) {
-    verdict = "degraded";
-    out.push_back({"fabric", "congestion", "", verdict, "congestion",
-                   fmt::format("impact factor p99 {:.2f}, bandwidth {:.2f}: above {:.2f}", lat, bw,
-                               s.max_factor),
-                   -1});
-    std::printf("DEGRADED fabric: %s\n", out.back().why.c_str());
-  }
-  x.record({{"type", "congestion_summary"},
-            {"p99_factor", lat},
-            {"bw_factor", bw},
-            {"p99_factors", lat_f},
-            {"bw_factors", bw_f},
-            {"verdict", verdict},
-            {"p99_spread", spread(lat_f)},
-            {"bw_spread", spread(bw_f)}});
-  std::fflush(stdout);
+  if (x.root()) summarize(x, lat_f, bw_f, out);
   return Status::ok();
 }
 

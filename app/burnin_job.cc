@@ -262,7 +262,9 @@ int BurninRank::invalid(const std::vector<std::string>& reasons) {
 int BurninRank::summarize() {
   json hosts = json::object();
   for (const std::string& h : hosts_) hosts[h] = "pass";
-  if (pairs_summary_.is_object()) hosts = pairs_summary_["hosts"];
+  // The pairs phase's units: the hosts themselves (scope hosts), or ranks or rails on them.
+  if (pairs_summary_.is_object())
+    for (const auto& [unit, v] : pairs_summary_["hosts"].items()) hosts[unit] = v;
   json links = json::array(), findings = json::array();
   std::string overall = "pass";
   for (const BurninFinding& f : findings_) {

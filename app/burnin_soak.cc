@@ -1,9 +1,9 @@
 // The soak of `ccscope burnin`: every interval, each link of the plan measured as a pair (all
 // of them, or each unit with the next: `links`) and each chosen collective timed; every sample
 // streams as a `soak_sample` record as it is taken, so a soak killed half-way keeps them all.
-// At the end, each series is searched for the one shift in level that stands out of its own
-// noise (burnin/change_point.h): a drop past the profile's shares is a verdict with the time
-// it started. A link below the other links all along is one too.
+// At the end, burnin/soak_analysis.h judges every series: links against each other (an event
+// that moves them all is the fabric's), a drift past the profile's shares is a verdict with the
+// time it started, and a link below the others all along is one too.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,7 +15,7 @@
 
 #include "app/burnin_phases.h"
 #include "app/pairs_job.h"
-#include "burnin/change_point.h"
+#include "burnin/soak_analysis.h"
 #include "core/deadline.h"
 #include "core/robust.h"
 
@@ -23,7 +23,6 @@ namespace ccscope::app {
 
 using burnin::Pair;
 using burnin::Round;
-using burnin::SeriesPoint;
 using core::Code;
 using core::Deadline;
 using core::Status;
@@ -31,26 +30,20 @@ using nlohmann::json;
 
 namespace {
 
-// Where `p99` is judged on 1/p99: 3x the level before is degraded, 10x failed (as in pairs).
-constexpr double kLatencyDegraded = 1.0 / 3, kLatencyFailed = 0.1;
 constexpr int kCollectiveIters = 5;
 
-struct Series {
-  std::string kind, unit_a, unit_b, metric;  // metric: "bandwidth", "p99", "busbw"
-  std::vector<SeriesPoint> points;
-};
-
 struct SoakState {
-  std::map<std::string, Series> series;  // rank 0
+  std::map<std::string, burnin::SoakSeries> series;  // rank 0
   int64_t t0_ns = core::nowNs();
   double elapsed() const { return static_cast<double>(core::nowNs() - t0_ns) / 1e9; }
   void add(const std::string& kind, const std::string& a, const std::string& b,
-           const std::string& metric, double t, double value) {
-    Series& s = series[kind + "|" + a + "|" + b + "|" + metric];
+           const std::string& metric, int sample, double t, double value) {
+    burnin::SoakSeries& s = series[kind + "|" + a + "|" + b + "|" + metric];
     s.kind = kind;
     s.unit_a = a;
     s.unit_b = b;
     s.metric = metric;
+    s.sample.push_back(sample);
     s.points.push_back({t, value});
   }
 };
@@ -83,7 +76,7 @@ Status sampleCollectives(const BurninContext& x, int sample, SoakState& st) {
     const double t = st.elapsed();
     const double busbw = static_cast<double>(s.collective_bytes) / seconds / 1e9 *
                          collectives::busbwFactor(c, x.c.size());
-    st.add("collective", name, "", "busbw", t, busbw);
+    st.add("collective", name, "", "busbw", sample, t, busbw);
     x.record({{"type", "soak_sample"},
               {"sample", sample},
               {"t_s", t},
@@ -103,7 +96,8 @@ core::Result<bool> nextSample(const BurninContext& x, int i, const SoakState& st
   const burnin::SoakSpec& s = x.profile.soak;
   const std::string key = fmt::format("burnin/soak/go/{}", i);
   if (x.root()) {
-    const double start = i * s.interval_s;
+    // Every interval from the first; at once when the last ran past it.
+    const double start = std::max(i * s.interval_s, st.elapsed());
     const bool go = start < s.duration_s;
     if (go && st.elapsed() < start)
       std::this_thread::sleep_for(std::chrono::duration<double>(start - st.elapsed()));
@@ -115,87 +109,47 @@ core::Result<bool> nextSample(const BurninContext& x, int i, const SoakState& st
   return v == "1";
 }
 
-std::string seriesName(const Series& s) {
-  return s.kind == "link" ? fmt::format("link {} <-> {} {}", s.unit_a, s.unit_b, s.metric)
-                          : fmt::format("{} {}", s.unit_a, s.metric);
-}
-
 }  // namespace
 
 namespace {
 
-// The series' verdict: its drop at the change point, or else its level against the median
-// link's (links' bandwidth, with at least 4 links to judge against).
-BurninFinding judgeSeries(const burnin::SoakSpec& s, const Series& ser, double population,
-                          json& rec) {
-  const bool latency = ser.metric == "p99";
-  const double degraded = latency ? kLatencyDegraded : s.degraded;
-  const double failed = latency ? kLatencyFailed : s.failed;
-  // A p99 of a few hundred round trips is heavy-tailed: a shift in it must be twice as
-  // significant and last a fifth of the soak before it counts.
-  const burnin::ChangePoint cp =
-      latency ? burnin::findChangePoint(ser.points, 2 * s.min_z,
-                                        std::max<size_t>(3, ser.points.size() / 5))
-              : burnin::findChangePoint(ser.points, s.min_z);
-  BurninFinding f{ser.kind, ser.unit_a, ser.unit_b, "pass", "soak", "", -1};
-  double share = 1;
-  if (cp.found && cp.after < cp.before) {
-    share = cp.after / cp.before;
-    f.since_s = cp.t_s;
-    f.why = fmt::format(
-        "{} {:.3g}x its level before, from {:.1f} s into the soak ({:.0f} noise "
-        "units)",
-        ser.metric, latency ? 1 / share : share, cp.t_s, cp.z);
-  }
-  if (share >= degraded && population > 0 && ser.kind == "link" && ser.metric == "bandwidth") {
-    std::vector<double> v;
-    for (const SeriesPoint& p : ser.points) v.push_back(p.value);
-    if (const double level = core::median(v) / population; level < degraded) {
-      share = level;
-      f.since_s = ser.points.front().t_s;
-      f.why = fmt::format("bandwidth {:.3g}x the median link's, all through the soak", level);
-    }
-  }
-  f.verdict = share < failed ? "failed" : share < degraded ? "degraded" : "pass";
-  rec = {{"type", "soak_verdict"},
-         {"series", seriesName(ser)},
-         {"kind", ser.kind},
-         {"unit_a", ser.unit_a},
-         {"metric", ser.metric},
-         {"verdict", f.verdict},
-         {"share", share},
-         {"since_s", f.since_s},
-         {"change_found", cp.found},
-         {"change_t_s", cp.t_s},
-         {"before", cp.before},
-         {"after", cp.after},
-         {"z", cp.z},
-         {"samples", ser.points.size()},
-         {"why", f.why}};
-  if (!ser.unit_b.empty()) rec["unit_b"] = ser.unit_b;
-  return f;
+std::string seriesName(const burnin::SoakJudgement& j) {
+  if (j.kind == "link") return fmt::format("link {} <-> {} {}", j.unit_a, j.unit_b, j.metric);
+  if (j.kind == "fabric") return fmt::format("{} {}", j.unit_a, j.metric);
+  return fmt::format("{} {}", j.unit_a, j.metric);
 }
 
 void judgeSoak(const BurninContext& x, const SoakState& st, std::vector<BurninFinding>& out) {
-  std::vector<double> medians;
-  for (const auto& [key, ser] : st.series) {
-    if (ser.kind != "link" || ser.metric != "bandwidth") continue;
-    std::vector<double> v;
-    for (const SeriesPoint& p : ser.points) v.push_back(p.value);
-    medians.push_back(core::median(v));
-  }
-  const double population = medians.size() >= 4 ? core::median(medians) : 0;
-  std::printf("#\n# soak verdicts (%zu series)\n", st.series.size());
+  const burnin::SoakSpec& s = x.profile.soak;
+  std::vector<burnin::SoakSeries> all;
+  for (const auto& [key, ser] : st.series) all.push_back(ser);
+  const std::vector<burnin::SoakJudgement> js =
+      burnin::judgeSoak(all, {s.degraded, s.failed, s.min_z});
+  std::printf("#\n# soak verdicts (%zu series)\n", all.size());
   int found = 0;
-  for (const auto& [key, ser] : st.series) {
-    json rec;
-    BurninFinding f = judgeSeries(x.profile.soak, ser, population, rec);
+  for (const burnin::SoakJudgement& j : js) {
+    json rec = {{"type", "soak_verdict"},
+                {"series", seriesName(j)},
+                {"kind", j.kind},
+                {"unit_a", j.unit_a},
+                {"metric", j.metric},
+                {"verdict", j.verdict},
+                {"share", j.share},
+                {"since_s", j.since_s},
+                {"change_found", j.change.found},
+                {"change_t_s", j.change.t_s},
+                {"before", j.change.before},
+                {"after", j.change.after},
+                {"z", j.change.z},
+                {"samples", j.samples},
+                {"why", j.why}};
+    if (!j.unit_b.empty()) rec["unit_b"] = j.unit_b;
     x.record(rec);
-    if (f.verdict == "pass") continue;
+    if (j.verdict == "pass") continue;
     ++found;
-    std::printf("%-8s %s: %s\n", f.verdict == "failed" ? "FAILED" : "DEGRADED",
-                seriesName(ser).c_str(), f.why.c_str());
-    out.push_back(std::move(f));
+    std::printf("%-8s %s: %s\n", j.verdict == "failed" ? "FAILED" : "DEGRADED",
+                seriesName(j).c_str(), j.why.c_str());
+    out.push_back({j.kind, j.unit_a, j.unit_b, j.verdict, "soak", j.why, j.since_s});
   }
   if (found == 0) std::printf("# no series drifted or sat below the others\n");
   std::fflush(stdout);
@@ -242,8 +196,8 @@ Status runSoak(const BurninContext& x, std::vector<BurninFinding>& out) {
     if (!go) break;
     auto on_pair = [&](int, const Pair& p, const json& f) {
       const double t = st.elapsed(), bw = f.value("bw_uni_gbps", 0.0), p99 = f.value("p99_us", 0.0);
-      st.add("link", labels[p.first], labels[p.second], "bandwidth", t, bw);
-      st.add("link", labels[p.first], labels[p.second], "p99", t, p99 > 0 ? 1 / p99 : 0);
+      st.add("link", labels[p.first], labels[p.second], "bandwidth", i, t, bw);
+      st.add("link", labels[p.first], labels[p.second], "p99", i, t, p99 > 0 ? 1 / p99 : 0);
       json rec = {{"type", "soak_sample"},
                   {"sample", i},
                   {"t_s", t},

@@ -12,6 +12,7 @@ std::string htmlRunsSection(const ReportModel& model);
 std::string htmlFailuresSection(const ReportModel& model);
 std::string htmlDiagnosisSection(const ReportModel& model);  // empty without a diagnosis
 std::string htmlHeatmapSection(const ReportModel& model);
+std::string htmlBurninSection(const ReportModel& model);  // empty without a burn-in run
 std::string htmlTableSection(const ReportModel& model);
 
 }  // namespace ccscope::reports

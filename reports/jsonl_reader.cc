@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -90,13 +91,14 @@ Status addRecord(const json& j, const std::string& stem, std::vector<RunRecords>
   std::string type;
   CCSCOPE_RETURN_IF_ERROR(getString(j, "type", type, true));
   auto current = [&]() -> RunRecords& {
-    if (runs.empty()) runs.push_back(RunRecords{stem, "", std::nullopt, {}, {}, std::nullopt});
+    if (runs.empty())
+      runs.push_back(RunRecords{stem, "", std::nullopt, {}, {}, std::nullopt, std::nullopt});
     return runs.back();
   };
   if (type == "run") {
     CCSCOPE_ASSIGN_OR_RETURN(RunMetadata meta, runMetadataFromJson(j));
-    const bool fresh =
-        !runs.empty() && !runs.back().meta && !runs.back().pairs && runs.back().rows.empty();
+    const bool fresh = !runs.empty() && !runs.back().meta && !runs.back().pairs &&
+                       !runs.back().burnin && runs.back().rows.empty();
     if (!fresh) runs.push_back(RunRecords{});
     runs.back().meta = std::move(meta);
     runs.back().label = runs.size() == 1 ? stem : fmt::format("{}#{}", stem, runs.size());
@@ -111,6 +113,18 @@ Status addRecord(const json& j, const std::string& stem, std::vector<RunRecords>
     runs.back().label = runs.size() == 1 ? stem : fmt::format("{}#{}", stem, runs.size());
     runs.back().pairs.emplace();
     return runs.back().pairs->add(j);
+  } else if (type == "burnin_run") {
+    runs.push_back(RunRecords{});
+    runs.back().label = runs.size() == 1 ? stem : fmt::format("{}#{}", stem, runs.size());
+    runs.back().burnin.emplace();
+    return runs.back().burnin->add(j);
+  } else if (isBurninRecord(type)) {
+    // The burn-in's own records follow its pairs and sweep runs: they belong to the burn-in.
+    auto it = std::find_if(runs.rbegin(), runs.rend(),
+                           [](const RunRecords& r) { return r.burnin.has_value(); });
+    if (it == runs.rend())
+      return Status(Code::kInvalidArgument, fmt::format("a {} record before any burnin_run", type));
+    return it->burnin->add(j);
   } else if (isPairRecord(type)) {
     if (!current().pairs)
       return Status(Code::kInvalidArgument, fmt::format("a {} record before any pairs_run", type));
@@ -127,7 +141,8 @@ bool addWholeDiagnosis(const std::string& text, const std::string& stem,
   if (j.contains("type") && j["type"] != "diagnosis") return false;
   auto d = diagnosisFromJson(j);
   if (!d) return false;
-  runs.push_back(RunRecords{stem, "", std::nullopt, {}, {std::move(d.value())}, std::nullopt});
+  runs.push_back(
+      RunRecords{stem, "", std::nullopt, {}, {std::move(d.value())}, std::nullopt, std::nullopt});
   return true;
 }
 

@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <regex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "reports/text_escape.h"
 
@@ -90,15 +93,16 @@ void writeLimitSuite(const ReportModel& model, size_t id, std::ostream& out) {
   out << "  </testsuite>\n";
 }
 
-// The testcases of a `ccscope pairs` run: one per host and one per link measured, each with
-// the verdicts that name it (name, classname, failures).
-struct PairCase {
+// A testcase of a pairs or burn-in suite: a host, a link, a phase, with the verdicts that name
+// it as failures (type, message).
+struct VerdictCase {
   std::string name, classname;
-  std::vector<const PairVerdict*> verdicts;
+  std::vector<std::pair<std::string, std::string>> failures;
 };
 
-std::vector<PairCase> pairCases(const PairMatrix& p) {
-  std::vector<PairCase> cases;
+// A `ccscope pairs` run: one per host and one per link measured.
+std::vector<VerdictCase> pairCases(const PairMatrix& p) {
+  std::vector<VerdictCase> cases;
   for (const std::string& u : p.units) cases.push_back({u, "ccscope.pairs.host", {}});
   for (size_t a = 0; a < p.units.size(); ++a)
     for (size_t b = a + 1; b < p.units.size(); ++b)
@@ -106,34 +110,72 @@ std::vector<PairCase> pairCases(const PairMatrix& p) {
         cases.push_back({p.units[a] + " <-> " + p.units[b], "ccscope.pairs.link", {}});
   for (const PairVerdict& v : p.verdicts) {
     const std::string n = v.kind == "host" ? v.unit_a : v.unit_a + " <-> " + v.unit_b;
-    for (PairCase& c : cases)
-      if (c.name == n && c.classname == "ccscope.pairs." + v.kind) c.verdicts.push_back(&v);
+    for (VerdictCase& c : cases)
+      if (c.name == n && c.classname == "ccscope.pairs." + v.kind)
+        c.failures.emplace_back(v.verdict, v.text());
   }
   return cases;
 }
 
-void writePairSuite(const RunRecords& run, size_t id, std::ostream& out) {
-  const std::vector<PairCase> cases = pairCases(*run.pairs);
+// A `ccscope burnin` run: the preflight, each host, each link and collective soaked or named,
+// each fabric finding, and the summary itself when the run ended before it.
+std::vector<VerdictCase> burninCases(const BurninRecords& b) {
+  std::vector<VerdictCase> cases;
+  auto at = [&](const std::string& name, const std::string& kind) -> VerdictCase& {
+    const std::string cls = "ccscope.burnin." + kind;
+    for (VerdictCase& c : cases)
+      if (c.name == name && c.classname == cls) return c;
+    cases.push_back({name, cls, {}});
+    return cases.back();
+  };
+  VerdictCase& pre = at("preflight", "preflight");
+  for (const std::string& r : b.reasons) pre.failures.emplace_back("invalid", r);
+  for (const auto& [host, v] : b.hosts) at(host, "host");
+  for (const SoakSeries& s : b.soak)
+    at(s.kind == "link" ? s.unit_a + " <-> " + s.unit_b : s.unit_a, s.kind);
+  for (const BurninFindingRecord& f : b.findings) {
+    const std::string name = f.unit_b.empty() ? f.unit_a : f.unit_a + " <-> " + f.unit_b;
+    at(name, f.kind).failures.emplace_back(f.verdict, f.text());
+  }
+  if (b.verdict.empty())
+    at("summary", "summary")
+        .failures.emplace_back("incomplete", "the run ended before its verdict");
+  return cases;
+}
+
+void writeCaseSuite(const std::string& name, const std::vector<VerdictCase>& cases, size_t id,
+                    std::ostream& out) {
   size_t failures = 0;
-  for (const PairCase& c : cases) failures += !c.verdicts.empty();
+  for (const VerdictCase& c : cases) failures += !c.failures.empty();
   out << fmt::format(
-      "  <testsuite name=\"pairs {}\" id=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
+      "  <testsuite name=\"{}\" id=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
       "skipped=\"0\" time=\"0.000\">\n",
-      xmlEscape(run.label), id, cases.size(), failures);
-  for (const PairCase& c : cases) {
+      xmlEscape(name), id, cases.size(), failures);
+  for (const VerdictCase& c : cases) {
     out << fmt::format("    <testcase name=\"{}\" classname=\"{}\" time=\"0.000\"",
-                       xmlEscape(c.name), c.classname);
-    if (c.verdicts.empty()) {
+                       xmlEscape(c.name), xmlEscape(c.classname));
+    if (c.failures.empty()) {
       out << "/>\n";
       continue;
     }
     out << ">\n";
-    for (const PairVerdict* v : c.verdicts)
-      out << fmt::format("      <failure type=\"{}\" message=\"{}\"/>\n", xmlEscape(v->verdict),
-                         xmlEscape(v->text()));
+    for (const auto& [type, message] : c.failures)
+      out << fmt::format("      <failure type=\"{}\" message=\"{}\"/>\n", xmlEscape(type),
+                         xmlEscape(message));
     out << "    </testcase>\n";
   }
   out << "  </testsuite>\n";
+}
+
+// Every pairs and burn-in suite with its name, in run order.
+std::vector<std::pair<std::string, std::vector<VerdictCase>>> verdictSuites(
+    const ReportModel& model) {
+  std::vector<std::pair<std::string, std::vector<VerdictCase>>> out;
+  for (const RunRecords& run : model.runs) {
+    if (run.pairs) out.emplace_back("pairs " + run.label, pairCases(*run.pairs));
+    if (run.burnin) out.emplace_back("burnin " + run.label, burninCases(*run.burnin));
+  }
+  return out;
 }
 
 }  // namespace
@@ -143,12 +185,12 @@ void writeJunit(const ReportModel& model, std::ostream& out) {
   for (const ReportRow& r : model.rows) time += rowSeconds(r.m);
   size_t tests = model.rows.size() + model.unmatched_limits.size();
   size_t failures = model.failedRows() + model.unmatched_limits.size();
-  for (const RunRecords& run : model.runs)
-    if (run.pairs)
-      for (const PairCase& c : pairCases(*run.pairs)) {
-        ++tests;
-        failures += !c.verdicts.empty();
-      }
+  const auto suites = verdictSuites(model);
+  for (const auto& [name, cases] : suites)
+    for (const VerdictCase& c : cases) {
+      ++tests;
+      failures += !c.failures.empty();
+    }
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out << fmt::format(
       "<testsuites name=\"ccscope\" tests=\"{}\" failures=\"{}\" errors=\"0\" time=\"{}\">\n",
@@ -156,8 +198,7 @@ void writeJunit(const ReportModel& model, std::ostream& out) {
   for (size_t s = 0; s < model.series.size(); ++s) writeSuite(model, s, out);
   if (!model.unmatched_limits.empty()) writeLimitSuite(model, model.series.size(), out);
   size_t id = model.series.size() + 1;
-  for (const RunRecords& run : model.runs)
-    if (run.pairs) writePairSuite(run, id++, out);
+  for (const auto& [name, cases] : suites) writeCaseSuite(name, cases, id++, out);
   out << "</testsuites>\n";
 }
 

@@ -19,6 +19,7 @@ std::string verdictLine(const ReportModel& model) {
   add(model.count(FailureKind::kThreshold), "row over a limit");
   add(model.unmatched_limits.size(), "limit that matched no row");
   add(model.pairVerdicts(), "host or link verdict");
+  add(model.burninFailures(), "burn-in not passed");
   std::string out = "FAILED:";
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : " ") + parts[i];
   return out;
@@ -30,6 +31,13 @@ void writeRuns(const ReportModel& model, std::ostream& out) {
   out << "| run | collective | transport | algorithms | ranks | launcher | started | rows |\n"
          "|---|---|---|---|---:|---|---|---:|\n";
   for (const RunRecords& r : model.runs) {
+    if (r.burnin) {  // a `ccscope burnin` run: its own section below
+      out << fmt::format(
+          "| {} | burnin ({}) | {} |  | {} |  |  | {} |\n", markdownCell(r.label),
+          markdownCell(r.burnin->profile), markdownCell(r.burnin->transport), r.burnin->ranks,
+          markdownCell(r.burnin->verdict.empty() ? "no summary" : r.burnin->verdict));
+      continue;
+    }
     if (r.pairs && !r.meta) {  // a `ccscope pairs` run: its own section below
       out << fmt::format("| {} | pairs (scope {}) | {} |  |  |  |  | {} pairs |\n",
                          markdownCell(r.label), markdownCell(r.pairs->scope),
@@ -120,6 +128,28 @@ void writePairs(const ReportModel& model, std::ostream& out) {
   }
 }
 
+// Per `ccscope burnin` run: its verdict, findings and congestion figures, or how far it got.
+void writeBurnin(const ReportModel& model, std::ostream& out) {
+  for (const RunRecords& run : model.runs) {
+    if (!run.burnin) continue;
+    const BurninRecords& b = *run.burnin;
+    out << fmt::format("\n### Burn-in: {} (profile {}, {} ranks): {}\n\n", markdownCell(run.label),
+                       markdownCell(b.profile), b.ranks,
+                       b.verdict.empty() ? "no summary (the run ended early)" : b.verdict);
+    if (b.verdict == "pass") out << "Every host and link passed.\n";
+    for (const std::string& r : b.reasons) out << "- invalid: " << markdownCell(r) << "\n";
+    for (const BurninFindingRecord& f : b.findings) out << "- " << markdownCell(f.text()) << "\n";
+    size_t samples = 0;
+    for (const SoakSeries& s : b.soak) samples += s.t_s.size();
+    if (!b.soak.empty())
+      out << fmt::format("\nSoak: {} series, {} samples.\n", b.soak.size(), samples);
+    if (!b.congestion.empty())
+      out << fmt::format("\nCongestion impact factor over {} repeats: p99 {}; bandwidth {}.\n",
+                         b.congestion.size(), markdownCell(b.p99_spread),
+                         markdownCell(b.bw_spread));
+  }
+}
+
 }  // namespace
 
 void writeMarkdown(const ReportModel& model, std::ostream& out) {
@@ -144,6 +174,7 @@ void writeMarkdown(const ReportModel& model, std::ostream& out) {
   }
   writeDiagnoses(model, out);
   writePairs(model, out);
+  writeBurnin(model, out);
 }
 
 }  // namespace ccscope::reports

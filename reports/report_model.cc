@@ -44,7 +44,23 @@ std::vector<std::string> ReportModel::failureLines() const {
     if (r.pairs)
       for (const PairVerdict& v : r.pairs->verdicts)
         out.push_back(fmt::format("{}: pairs: {}", r.label, v.text()));
+  for (const RunRecords& r : runs) {
+    if (!r.burnin) continue;
+    if (r.burnin->verdict.empty())
+      out.push_back(
+          fmt::format("{}: burnin: no summary: the run ended before its verdict", r.label));
+    for (const std::string& why : r.burnin->reasons)
+      out.push_back(fmt::format("{}: burnin: invalid: {}", r.label, why));
+    // The pairs phase's verdicts are its pairs run's lines already.
+    for (const BurninFindingRecord& f : r.burnin->findings)
+      if (f.phase != "pairs") out.push_back(fmt::format("{}: burnin: {}", r.label, f.text()));
+  }
   return out;
+}
+
+size_t ReportModel::burninFailures() const {
+  return std::count_if(runs.begin(), runs.end(),
+                       [](const RunRecords& r) { return r.burnin && r.burnin->failed(); });
 }
 
 size_t ReportModel::pairVerdicts() const {

@@ -61,8 +61,11 @@ struct ReportModel {
   size_t count(FailureKind k) const;  // rows failing for this reason
   size_t failedRows() const;
   size_t pairVerdicts() const;  // hosts and links `ccscope pairs` found at fault
+  // Burn-in runs not passed: degraded, failed, invalid, or ended before their summary.
+  size_t burninFailures() const;
   bool passed() const {
-    return failedRows() == 0 && unmatched_limits.empty() && pairVerdicts() == 0;
+    return failedRows() == 0 && unmatched_limits.empty() && pairVerdicts() == 0 &&
+           burninFailures() == 0;
   }
   std::vector<std::string> failureLines() const;  // "run: row: reason", one per failure
   std::vector<const Diagnosis*> diagnoses() const;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/burnin_records.h"
 #include "reports/diagnosis.h"
 #include "reports/measurement.h"
 #include "reports/pair_matrix.h"
@@ -19,7 +20,9 @@ struct RunRecords {
   std::optional<RunMetadata> meta;
   std::vector<Measurement> rows;
   std::vector<Diagnosis> diagnoses;
-  std::optional<PairMatrix> pairs;  // a `ccscope pairs` run
+  std::optional<PairMatrix> pairs;      // a `ccscope pairs` run
+  std::optional<BurninRecords> burnin;  // a `ccscope burnin` run (its pairs and sweeps: runs of
+                                        // their own that follow it)
 };
 
 // A ResultSink that keeps everything it receives, so `ccscope bench --html ...` can write the
@@ -34,6 +37,7 @@ class RecordCollector : public ResultSink {
                    m,
                    {},
                    {},
+                   std::nullopt,
                    std::nullopt});
   }
   void onMeasurement(const Measurement& m) override { current().rows.push_back(m); }
@@ -42,7 +46,8 @@ class RecordCollector : public ResultSink {
 
  private:
   RunRecords& current() {
-    if (runs_.empty()) runs_.push_back(RunRecords{label_, "", std::nullopt, {}, {}, std::nullopt});
+    if (runs_.empty())
+      runs_.push_back(RunRecords{label_, "", std::nullopt, {}, {}, std::nullopt, std::nullopt});
     return runs_.back();
   }
   std::string label_;

@@ -16,12 +16,13 @@ constexpr double kLeft = 70, kRight = 20, kTop = 34, kBottom = 48;  // plot marg
 constexpr const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                                     "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
 
-// Maps data to pixels; x is log2, y linear or log10.
+// Maps data to pixels; x log2 or linear, y linear or log10.
 struct Scale {
-  double x0, x1, y0, y1;  // data range (x and, on log axes, y in log space)
+  double x0, x1, y0, y1;  // data range (on log axes, in log space)
   bool log_y;
   double w, h;
-  double px(double x) const { return kLeft + (std::log2(x) - x0) / (x1 - x0) * w; }
+  bool log_x = true;
+  double px(double x) const { return kLeft + ((log_x ? std::log2(x) : x) - x0) / (x1 - x0) * w; }
   double py(double y) const {
     const double v = log_y ? std::log10(std::max(y, 1e-12)) : y;
     return kTop + h - (v - y0) / (y1 - y0) * h;
@@ -49,14 +50,16 @@ Scale makeScale(const ChartSpec& spec) {
       for (size_t i = 0; i < b.x.size(); ++i) take(b.x[i], b.hi[i]);
   }
   if (xmax == 0) xmin = 1, xmax = 2, ymin = 1, ymax = 2;
-  Scale s{std::log2(xmin),
-          std::log2(xmax),
+  Scale s{spec.log_x ? std::log2(xmin) : std::min(xmin, 0.0),
+          spec.log_x ? std::log2(xmax) : xmax,
           0,
           0,
           spec.log_y,
           spec.width - kLeft - kRight,
-          spec.height - kTop - kBottom};
-  if (s.x1 - s.x0 < 1) s.x0 -= 0.5, s.x1 += 0.5;
+          spec.height - kTop - kBottom,
+          spec.log_x};
+  if (spec.log_x && s.x1 - s.x0 < 1) s.x0 -= 0.5, s.x1 += 0.5;
+  if (!spec.log_x) s.x1 = std::max(s.x1, s.x0 + 1);
   if (spec.log_y) {
     s.y0 = std::floor(std::log10(std::max(ymin, 1e-3)));
     s.y1 = std::max(std::ceil(std::log10(std::max(ymax, 1e-3))), s.y0 + 1);
@@ -71,15 +74,21 @@ Scale makeScale(const ChartSpec& spec) {
 std::string axes(const ChartSpec& spec, const Scale& s) {
   std::string out;
   const double bottom = kTop + s.h;
-  const int span = static_cast<int>(std::ceil(s.x1) - std::floor(s.x0));
-  const int every = span > 24 ? 4 : span > 12 ? 2 : 1;
-  for (int e = static_cast<int>(std::ceil(s.x0)); e <= static_cast<int>(std::floor(s.x1)); ++e) {
-    if (e % every) continue;
-    const double x = s.px(std::exp2(e));
+  auto xtick = [&](double v, const std::string& label) {
     out += fmt::format(
         "<line class=\"grid\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2:.1f}\"/>"
         "<text class=\"tick\" x=\"{0:.1f}\" y=\"{3:.1f}\" text-anchor=\"middle\">{4}</text>\n",
-        x, kTop, bottom, bottom + 16, shortBytes(std::exp2(e)));
+        s.px(v), kTop, bottom, bottom + 16, label);
+  };
+  if (spec.log_x) {
+    const int span = static_cast<int>(std::ceil(s.x1) - std::floor(s.x0));
+    const int every = span > 24 ? 4 : span > 12 ? 2 : 1;
+    for (int e = static_cast<int>(std::ceil(s.x0)); e <= static_cast<int>(std::floor(s.x1)); ++e)
+      if (e % every == 0) xtick(std::exp2(e), shortBytes(std::exp2(e)));
+  } else {
+    const double step = niceStep(s.x1 - s.x0);
+    for (double v = std::ceil(s.x0 / step) * step; v <= s.x1 + step * 1e-6; v += step)
+      xtick(v, fmt::format("{:g}", v));
   }
   auto ytick = [&](double v, const std::string& label) {
     const double y = s.py(v);

@@ -1,8 +1,8 @@
 // Line charts as inline SVG, generated here so the HTML report needs no library and no network:
-// log2 x axis (message size), linear or log10 y axis, one <path class="series-line"> per series
-// with one point per size, optional dashed baseline path and shaded bands (p50..p99, p99..max).
-// Every point carries an SVG <title>, which browsers show on hover. Attributes data-series and
-// data-points let tests (tests/browser) check the chart from the DOM.
+// log2 x axis (message size) or a linear one (time), linear or log10 y axis, one <path
+// class="series-line"> per series with one point per size, optional dashed baseline path and shaded
+// bands (p50..p99, p99..max). Every point carries an SVG <title>, which browsers show on hover.
+// Attributes data-series and data-points let tests (tests/browser) check the chart from the DOM.
 #pragma once
 
 #include <string>
@@ -34,6 +34,7 @@ struct ChartSpec {
   bool log_y = false;
   int width = 780, height = 360;
   std::vector<ChartSeries> series;
+  bool log_x = true;  // log2 x with size ticks; false: linear x with plain ticks (time)
 };
 
 // The <figure> with the SVG and its legend (legend entries toggle series, see html_writer.cc).

@@ -23,6 +23,7 @@ from mplib import (ITERS, RUN_TIMEOUT, bench, free_port, main, sweep_sizes,  # n
                    verify_sweep)
 
 SMALL = ["-b", "8", "-e", "8", "-n", "1", "-w", "0", "--timeout", "10s"]
+PROFILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "burnin")
 
 
 def bad_command_lines(binary):
@@ -73,6 +74,24 @@ def bad_command_lines(binary):
                             ["--device cuda", "MPI"]),
         "device_cuda_auto": (bench(binary, "--np", "2", "--device", "cuda", "--algo", "auto"),
                              ["--algo auto", "--device cuda"]),
+    }
+
+
+def bad_profiles(binary):
+    """NAME -> (argv, words): `ccscope burnin` profiles refused before any rank starts."""
+    return {
+        "burnin_no_profile": ([binary, "burnin", "--np", "2"], ["--profile"]),
+        "burnin_missing_profile": ([binary, "burnin", "--np", "2", "--profile",
+                                    "/nonexistent/p.toml"], ["/nonexistent/p.toml", "cannot be read"]),
+        "burnin_unknown_key": ([binary, "burnin", "--np", "2", "--profile",
+                                os.path.join(PROFILES, "bad-unknown-key.toml")],
+                               ["pairs.sise", "unknown key"]),
+        "burnin_bad_algo": ([binary, "burnin", "--np", "2", "--profile",
+                             os.path.join(PROFILES, "bad-sweep-algo.toml")],
+                            ["sweep[0].algo", "bruck"]),
+        "burnin_bad_interval": ([binary, "burnin", "--np", "2", "--profile",
+                                 os.path.join(PROFILES, "bad-soak-interval.toml")],
+                                ["soak.interval"]),
     }
 
 
@@ -166,7 +185,8 @@ BAD_STARTS = {
 
 
 def case_badinput(h, binary, mpirun, name):
-    environments, command_lines = bad_environments(binary), bad_command_lines(binary)
+    environments = bad_environments(binary)
+    command_lines = {**bad_command_lines(binary), **bad_profiles(binary)}
     if name in environments:
         argv, variable, value, word = environments[name]
         refused(h, argv, {variable: value}, "env", [variable, word])

@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""deploy/slurm/ccscope-pairs.sbatch under a real Slurm (ctest label `mp`): munged, slurmctld and
-one slurmd started here in a private directory on private ports, one node with four tasks (one
-slurmd per network-namespace host is not tried: one node is what this test runs), `sbatch
---wait`, and the job's results parse: a pairs run of every pair of the four ranks, and the
-reports written beside it. Skips (77) without root or without Slurm and munge installed.
+"""deploy/slurm/ccscope-pairs.sbatch and ccscope-burnin.sbatch under a real Slurm (ctest label
+`mp`): munged, slurmctld and one slurmd started here in a private directory on private ports,
+one node with four tasks (one slurmd per network-namespace host is not tried: one node is what
+this test runs), `sbatch --wait` for each, and each job's results parse: a pairs run of every
+pair of the four ranks; a burn-in of every phase with its summary; the reports beside them.
+Skips (77) without root or without Slurm and munge installed.
 
-    slurm_test.py --ccscope BIN [--deadline S] pairs
+    slurm_test.py --ccscope BIN [--deadline S] jobs
 """
 
 import os
@@ -21,9 +22,37 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from labcommon import SkipTest, check, log, read_jsonl  # noqa: E402
 from mplib import free_port, main  # noqa: E402
 
-SBATCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy", "slurm",
-                      "ccscope-pairs.sbatch")
+DEPLOY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy")
+SBATCH = os.path.join(DEPLOY, "slurm", "ccscope-pairs.sbatch")
+BURNIN_SBATCH = os.path.join(DEPLOY, "slurm", "ccscope-burnin.sbatch")
 TASKS = 4
+# Every phase, small: four ranks share two cores with slurmd.
+PROFILE = """name = "slurm"
+[pairs]
+scope = "ranks"
+size = "256K"
+test_time = "50ms"
+lat_iters = 200
+[[sweep]]
+collective = "allreduce"
+max_size = "64K"
+iters = 5
+warmup = 1
+[soak]
+duration = "4s"
+interval = "1s"
+size = "256K"
+test_time = "30ms"
+lat_iters = 100
+collectives = ["allreduce"]
+collective_algo = "ring"
+collective_size = "64K"
+[congestion]
+repeats = 1
+lat_iters = 300
+size = "256K"
+test_time = "100ms"
+"""
 
 
 def slurm_conf(d, node):
@@ -97,10 +126,12 @@ def start_slurm(h, daemons):
         time.sleep(0.2)
 
 
-def case_pairs(h, binary, mpirun):
+def case_jobs(h, binary, mpirun):
     daemons = []
     try:
-        run_job(h, binary, start_slurm(h, daemons))
+        env = start_slurm(h, daemons)
+        run_job(h, binary, dict(env))
+        run_burnin_job(h, binary, dict(env))
     finally:  # the daemons go with the test, slurmd first (it waits on nothing)
         for d in reversed(daemons):
             d.terminate()
@@ -136,6 +167,36 @@ def run_job(h, binary, env):
     for name in ("report.md", "junit.xml", "report.html"):
         check(os.path.getsize(os.path.join(out, job, name)) > 0, f"no {name} in the results")
     log(f"{len(pairs)} pairs of {TASKS} Slurm tasks in {p.wall:.1f} s")
+
+
+def run_burnin_job(h, binary, env):
+    out = h.path("burnin-results")
+    prof = h.path("slurm.toml")
+    with open(prof, "w") as f:
+        f.write(PROFILE)
+    env.update({"CCSCOPE": binary, "CCSCOPE_OUT": out, "CCSCOPE_PROFILE": prof})
+    rc, text, err, p = h.run(["sbatch", "--wait", "--nodes=1", f"--ntasks-per-node={TASKS}",
+                              f"--output={h.path('burnin-%j.out')}", os.path.abspath(BURNIN_SBATCH)],
+                             150, extra_env=env, label="sbatch-burnin")
+    job = text.split()[-1] if text.split() else "?"
+    log(f"burnin job {job}: sbatch exit {rc}")
+    js = os.path.join(out, job, "burnin.jsonl")
+    check(os.path.exists(js), f"sbatch --wait: exit {rc}, no burn-in records\n{text}\n{err}")
+    recs = read_jsonl(js)
+    summary = [r for r in recs if r.get("type") == "burnin_summary"]
+    check(len(summary) == 1, f"{len(summary)} burnin_summary records")
+    s = summary[0]
+    check(s["phases"] == ["preflight", "pairs", "sweep", "soak", "congestion"],
+          f"phases {s['phases']}")
+    # As with pairs: the job's exit code must agree with the verdict it recorded.
+    check(rc == (0 if s["verdict"] == "pass" else 1), f"sbatch --wait: exit {rc}, verdict "
+          f"{s['verdict']}: {s['findings']}")
+    run = [r for r in recs if r.get("type") == "burnin_run"]
+    check(len(run) == 1 and run[0]["ranks"] == TASKS, f"burnin_run: {run}")
+    check([r for r in recs if r.get("type") == "soak_sample"], "no soak samples")
+    for name in ("report.md", "junit.xml", "report.html", "profile.toml"):
+        check(os.path.getsize(os.path.join(out, job, name)) > 0, f"no {name} in the results")
+    log(f"burn-in of {TASKS} Slurm tasks in {p.wall:.1f} s: {s['verdict']}")
 
 
 if __name__ == "__main__":

@@ -10,10 +10,15 @@
                         that link alone has a bandwidth verdict, from about then (+-10 s)
     congestion RUNS     a healthy lab: the victims' impact factors per repeat, their median and
                         spread, RUNS repeats; the bandwidth factor stays within a band
+    record OUT          every phase on a lab with host 4 throttled for the pairs and sweep, and
+                        the link h1 <-> h2 throttled 15 s into a 40 s soak; the records copied to
+                        OUT (how tests/data/burnin/netns-6hosts-burnin.jsonl was made; not a
+                        ctest case)
 """
 
 import json
 import os
+import shutil
 import sys
 import threading
 import time
@@ -240,6 +245,44 @@ test_time = "200ms"
         if min(bw) <= 0 or max(bw) / min(bw) > 4:
             problems.append(f"{what}: bandwidth factors {bw} spread over more than 4x")
     nsjobs.report(what, "impact factors per repeat with their spread", [], problems, net)
+
+
+def case_record(net, binary, out):
+    prof = profile(net, "record", PAIRS + SWEEP + """
+[soak]
+duration = "40s"
+interval = "2s"
+links = "ring"
+size = "256K"
+test_time = "50ms"
+lat_iters = 100
+collectives = ["allreduce"]
+collective_size = "256K"
+[congestion]
+repeats = 3
+lat_iters = 500
+size = "1M"
+test_time = "200ms"
+""")
+    throttle_host(net, 4)
+    timer = []
+
+    def on_record(rec):
+        if rec.get("type") == "soak_run" and not timer:
+            # Host 4 at full speed again for the soak, whose samples it would slow to ~9 s.
+            net.sw_cmd(["tc", "qdisc", "del", "dev", "h4", "root"],
+                       undo=["tc", "qdisc", "add", "dev", "h4", "root", "pfifo"])
+            net.host_cmd(4, ["tc", "qdisc", "del", "dev", "eth0", "root"],
+                         undo=["tc", "qdisc", "add", "dev", "eth0", "root", "pfifo"])
+            timer.append(threading.Timer(15, lambda: throttle_pair(net, 1, 2)))
+            timer[0].start()
+
+    rcs, _, problems, _ = run_burnin(net, binary, "record", prof, limit=200, on_record=on_record)
+    if timer:
+        timer[0].cancel()
+    shutil.copy(os.path.join(net.workdir, "record.jsonl"), out)
+    log(f"record: exit codes {rcs}; records in {out}")
+    nsjobs.report("burnin record", "a run of every phase", [], problems, net)
 
 
 if __name__ == "__main__":
