@@ -9,7 +9,10 @@
 #include "app/burnin_job.h"
 #include "app/cli_options.h"
 #include "app/job_launch.h"
+#include "app/pairs_report.h"
+#include "burnin/pairing.h"
 #include "collectives/algorithms.h"
+#include "core/units.h"
 #include "reports/report_set.h"
 #include "transports/transport.h"
 
@@ -20,8 +23,53 @@ namespace {
 struct RawOptions {
   BurninOptions o;
   std::string profile_path, transport, ifname;
+  int estimate_hosts = 0;
   LaunchFlags launch;
 };
+
+// The profile's phases for `hosts` hosts of one rank each, before anyone books them: the pairs
+// as `ccscope pairs --estimate` reckons them, the soak's duration, the congestion repeats as
+// round trips and bandwidth tests; sweeps depend on the fabric and are not estimated.
+int printEstimate(const burnin::Profile& p, int hosts) {
+  std::vector<std::string> labels;
+  labels.reserve(hosts);
+  for (int h = 0; h < hosts; ++h) labels.push_back(fmt::format("host{}", h));
+  double total = 0;
+  std::printf("profile '%s' on %d hosts:\n", p.name.c_str(), hosts);
+  if (p.pairs.enabled) {
+    PairsOptions po;
+    po.pair = {p.pairs.bytes, p.pairs.lat_iters, p.pairs.test_s, p.timeout_s};
+    const size_t rounds =
+        burnin::planRounds(p.pairs.scope, labels, p.pairs.rounds, p.pairs.seed).size();
+    std::string how;
+    const double s = pairsEstimateSeconds(po, rounds, &how);
+    total += s;
+    std::printf("  pairs       %8.0f s  %s (and retests of suspects)\n", s, how.c_str());
+  }
+  for (const burnin::SweepSpec& w : p.sweeps)
+    std::printf("  sweep       %8s    %s %s %s..%s: not estimated (it depends on the fabric)\n",
+                "?", w.collective.c_str(), w.algo.c_str(), core::formatBytes(w.min_bytes).c_str(),
+                core::formatBytes(w.max_bytes).c_str());
+  if (p.soak.enabled) {
+    total += p.soak.duration_s;
+    std::printf(
+        "  soak        %8.0f s  its duration (a sample every %.0f s, or back to back "
+        "when one takes longer)\n",
+        p.soak.duration_s, p.soak.interval_s);
+  }
+  if (p.congestion.enabled) {
+    const double one = 2 * (p.congestion.lat_iters * 1.1 * 100e-6 + 2 * p.congestion.test_s + 0.1);
+    total += one * p.congestion.repeats;
+    std::printf(
+        "  congestion  %8.0f s  %d repeats x (alone and loaded: %d round trips at up to "
+        "100 us, two bandwidth tests of %.2f s)\n",
+        one * p.congestion.repeats, p.congestion.repeats, p.congestion.lat_iters,
+        p.congestion.test_s);
+  }
+  std::printf("  total       %8.0f s  (%.1f min)%s\n", total, total / 60,
+              p.sweeps.empty() ? "" : " and the sweeps");
+  return kExitOk;
+}
 
 bool knownAlgorithm(collectives::Collective c, const std::string& algo) {
   return algo == "auto" || collectives::findAlgorithm(c, algo) != nullptr;
@@ -72,6 +120,8 @@ int run(RawOptions& raw) {
   if (p.transport == "cuda-ipc")
     return usageError(
         "transport cuda-ipc: burnin measures host buffers, which cuda-ipc does not move");
+  // The plan alone needs no baseline file, library or device.
+  if (raw.estimate_hosts > 0) return printEstimate(p, raw.estimate_hosts);
   if (core::Status s = checkProfile(p); !s.isOk()) return usageError(s.message());
   if (core::Status s = transports::transportUsable(p.transport); !s.isOk()) {
     std::fprintf(stderr, "ccscope: error: transport %s: %s\n", p.transport.c_str(),
@@ -98,6 +148,9 @@ Command addBurninCommand(CLI::App& root, const std::vector<std::string>& argv) {
   c->add_option("--json", raw->o.json_path, "Write every record as JSON Lines to this file");
   c->add_option("--transport", raw->transport, "Instead of the profile's transport");
   c->add_option("--ifname", raw->ifname, "Instead of the profile's interface (tcp)");
+  c->add_option("--estimate", raw->estimate_hosts,
+                "Print each phase's run time for this many hosts and exit (runs nothing)")
+      ->check(CLI::Range(2, 1000000));
   return {c, [raw] { return run(*raw); }};
 }
 

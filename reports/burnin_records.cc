@@ -82,6 +82,41 @@ SoakSeries& BurninRecords::series(const std::string& kind, const std::string& a,
   return soak.back();
 }
 
+Status BurninRecords::addSample(const json& j) {
+  CCSCOPE_RETURN_IF_ERROR(need(j, {"kind"}, false));
+  CCSCOPE_RETURN_IF_ERROR(need(j, {"t_s"}, true));
+  const double t = number(j, "t_s");
+  if (text(j, "kind") == "link") {
+    CCSCOPE_RETURN_IF_ERROR(need(j, {"unit_a", "unit_b"}, false));
+    CCSCOPE_RETURN_IF_ERROR(need(j, {"bw_uni_gbps", "p99_us"}, true));
+    for (const char* m : {"bandwidth", "p99"}) {
+      SoakSeries& s = series("link", text(j, "unit_a"), text(j, "unit_b"), m);
+      s.t_s.push_back(t);
+      s.value.push_back(number(j, m == std::string("p99") ? "p99_us" : "bw_uni_gbps"));
+    }
+  } else {
+    CCSCOPE_RETURN_IF_ERROR(need(j, {"collective"}, false));
+    CCSCOPE_RETURN_IF_ERROR(need(j, {"busbw_gbps"}, true));
+    SoakSeries& s = series("collective", text(j, "collective"), "", "busbw");
+    s.t_s.push_back(t);
+    s.value.push_back(number(j, "busbw_gbps"));
+  }
+  return Status::ok();
+}
+
+Status BurninRecords::addSummary(const json& j) {
+  CCSCOPE_RETURN_IF_ERROR(need(j, {"verdict"}, false));
+  verdict = text(j, "verdict");
+  reasons = strings(j, "reasons");
+  phases = strings(j, "phases");
+  if (auto h = j.find("hosts"); h != j.end() && h->is_object())
+    for (auto it = h->begin(); it != h->end(); ++it)
+      hosts[it.key()] = it->is_string() ? it->get<std::string>() : "?";
+  if (auto f = j.find("findings"); f != j.end() && f->is_array())
+    for (const json& x : *f) findings.push_back(findingOf(x));
+  return Status::ok();
+}
+
 Status BurninRecords::add(const json& j) {
   const std::string type = text(j, "type");
   if (type == "burnin_run") {
@@ -96,24 +131,7 @@ Status BurninRecords::add(const json& j) {
     soak_duration_s = number(j, "duration_s");
     soak_interval_s = number(j, "interval_s");
   } else if (type == "soak_sample") {
-    CCSCOPE_RETURN_IF_ERROR(need(j, {"kind"}, false));
-    CCSCOPE_RETURN_IF_ERROR(need(j, {"t_s"}, true));
-    const double t = number(j, "t_s");
-    if (text(j, "kind") == "link") {
-      CCSCOPE_RETURN_IF_ERROR(need(j, {"unit_a", "unit_b"}, false));
-      CCSCOPE_RETURN_IF_ERROR(need(j, {"bw_uni_gbps", "p99_us"}, true));
-      for (const char* m : {"bandwidth", "p99"}) {
-        SoakSeries& s = series("link", text(j, "unit_a"), text(j, "unit_b"), m);
-        s.t_s.push_back(t);
-        s.value.push_back(number(j, m == std::string("p99") ? "p99_us" : "bw_uni_gbps"));
-      }
-    } else {
-      CCSCOPE_RETURN_IF_ERROR(need(j, {"collective"}, false));
-      CCSCOPE_RETURN_IF_ERROR(need(j, {"busbw_gbps"}, true));
-      SoakSeries& s = series("collective", text(j, "collective"), "", "busbw");
-      s.t_s.push_back(t);
-      s.value.push_back(number(j, "busbw_gbps"));
-    }
+    return addSample(j);
   } else if (type == "soak_verdict") {
     CCSCOPE_RETURN_IF_ERROR(need(j, {"kind", "unit_a", "metric", "verdict"}, false));
     // A series sampled (the fabric's, the median link, is computed and has no samples here).
@@ -138,15 +156,7 @@ Status BurninRecords::add(const json& j) {
     p99_spread = text(j, "p99_spread");
     bw_spread = text(j, "bw_spread");
   } else if (type == "burnin_summary") {
-    CCSCOPE_RETURN_IF_ERROR(need(j, {"verdict"}, false));
-    verdict = text(j, "verdict");
-    reasons = strings(j, "reasons");
-    phases = strings(j, "phases");
-    if (auto h = j.find("hosts"); h != j.end() && h->is_object())
-      for (auto it = h->begin(); it != h->end(); ++it)
-        hosts[it.key()] = it->is_string() ? it->get<std::string>() : "?";
-    if (auto f = j.find("findings"); f != j.end() && f->is_array())
-      for (const json& x : *f) findings.push_back(findingOf(x));
+    return addSummary(j);
   }
   return Status::ok();
 }

@@ -58,6 +58,8 @@ struct BurninRecords {
   bool failed() const { return verdict != "pass"; }
 
  private:
+  core::Status addSample(const nlohmann::json& record);
+  core::Status addSummary(const nlohmann::json& record);
   SoakSeries& series(const std::string& kind, const std::string& a, const std::string& b,
                      const std::string& metric);
 };
