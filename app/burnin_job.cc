@@ -23,7 +23,6 @@
 
 namespace ccscope::app {
 
-using core::Code;
 using core::Deadline;
 using core::Status;
 using nlohmann::json;

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <map>
 #include <thread>
@@ -17,13 +16,11 @@
 #include "app/pairs_job.h"
 #include "burnin/soak_analysis.h"
 #include "core/deadline.h"
-#include "core/robust.h"
 
 namespace ccscope::app {
 
 using burnin::Pair;
 using burnin::Round;
-using core::Code;
 using core::Deadline;
 using core::Status;
 using nlohmann::json;
@@ -109,14 +106,9 @@ core::Result<bool> nextSample(const BurninContext& x, int i, const SoakState& st
   return v == "1";
 }
 
-}  // namespace
-
-namespace {
-
 std::string seriesName(const burnin::SoakJudgement& j) {
   if (j.kind == "link") return fmt::format("link {} <-> {} {}", j.unit_a, j.unit_b, j.metric);
-  if (j.kind == "fabric") return fmt::format("{} {}", j.unit_a, j.metric);
-  return fmt::format("{} {}", j.unit_a, j.metric);
+  return fmt::format("{} {}", j.unit_a, j.metric);  // a collective, or "every link" (fabric)
 }
 
 void judgeSoak(const BurninContext& x, const SoakState& st, std::vector<BurninFinding>& out) {

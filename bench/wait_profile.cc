@@ -49,14 +49,26 @@ StragglerVerdict findStraggler(const WaitProfile& p) {
     v.waited_share.push_back(all_blocked ? static_cast<double>(on) / all_blocked : 0);
   }
   if (ref < kMinSamples) return v;
-  const int suspect = static_cast<int>(
-      std::max_element(v.waited_share.begin(), v.waited_share.end()) - v.waited_share.begin());
-  std::vector<double> others;
-  for (int a = 0; a < n; ++a)
-    if (a != suspect) others.push_back(v.blocked_share[a]);
-  std::sort(others.begin(), others.end());
-  const double median = others[others.size() / 2];
-  if (median < kMinMedianBlocked || v.blocked_share[suspect] > kStragglerRatio * median) return v;
+  // The others' median blocked share beside the suspect's: a straggler waits far less.
+  auto stands_out = [&](int suspect, double& median) {
+    std::vector<double> others;
+    for (int a = 0; a < n; ++a)
+      if (a != suspect) others.push_back(v.blocked_share[a]);
+    std::sort(others.begin(), others.end());
+    median = others[others.size() / 2];
+    return median >= kMinMedianBlocked && v.blocked_share[suspect] <= kStragglerRatio * median;
+  };
+  int suspect = static_cast<int>(std::max_element(v.waited_share.begin(), v.waited_share.end()) -
+                                 v.waited_share.begin());
+  double median = 0;
+  if (!stands_out(suspect, median)) {
+    // Waits pass along a ring: the stopped rank's neighbour can collect more of the others'
+    // waiting than the stopped rank itself. Then the least blocked rank, if it is waited on at
+    // least its fair share.
+    suspect = static_cast<int>(std::min_element(v.blocked_share.begin(), v.blocked_share.end()) -
+                               v.blocked_share.begin());
+    if (v.waited_share[suspect] < 1.0 / n || !stands_out(suspect, median)) return v;
+  }
   v.rank = suspect;
   v.text = fmt::format(
       "straggler: rank {}: the others spent {:.0f}% of their waiting on it, and it waited in "

@@ -42,7 +42,9 @@ struct StragglerVerdict {
 
 // The suspect is the rank the others spend the largest share of their waiting on. It is named
 // when the others wait at least kMinMedianBlocked of the time (median) and it waits at most
-// kStragglerRatio of that, over at least kMinSamples samples. Harness barriers are not sampled:
+// kStragglerRatio of that, over at least kMinSamples samples. When it does not stand out so,
+// the least blocked rank is the suspect, provided the others spend at least 1/n of their
+// waiting on it. Harness barriers are not sampled:
 // rank 0 writing the results there is not a straggler.
 inline constexpr int64_t kMinSamples = 50;
 inline constexpr double kMinMedianBlocked = 1.0 / 3;

@@ -56,6 +56,7 @@ SoakJudgement judge(const SoakSeries& s, const std::vector<SeriesPoint>& points,
     }
   }
   j.verdict = j.share < failed ? "failed" : j.share < degraded ? "degraded" : "pass";
+  if (j.verdict == "pass") j.since_s = -1;  // a shift too small to judge: `why` still says it
   return j;
 }
 

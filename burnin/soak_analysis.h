@@ -31,7 +31,7 @@ struct SoakJudgement {
   std::string kind, unit_a, unit_b, metric;  // kind "fabric": every link of the metric
   std::string verdict = "pass";              // "pass", "degraded", "failed"
   double share = 1;                          // the level after / before (or / the median link)
-  double since_s = -1;
+  double since_s = -1;                       // when a verdict started; -1 on a pass
   ChangePoint change;
   size_t samples = 0;
   std::string why;

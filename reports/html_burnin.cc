@@ -59,7 +59,8 @@ ChartSeries chartSeries(const SoakSeries& s) {
     top = std::max(top, s.value[i]);
     bottom = bottom == 0 ? s.value[i] : std::min(bottom, s.value[i]);
   }
-  if (s.since_s >= 0 && !c.points.empty()) {  // shaded from where the verdict says it started
+  const bool judged = !s.verdict.empty() && s.verdict != "pass";
+  if (judged && s.since_s >= 0 && !c.points.empty()) {  // shaded from where it started
     ChartBand band{"band-p99",
                    {s.since_s, c.points.back().x},
                    {bottom, bottom},
@@ -87,8 +88,9 @@ std::string soakCharts(const BurninRecords& b, const std::string& id) {
     for (const SoakSeries& s : b.soak)
       if (s.kind == k.kind && s.metric == k.metric) all.push_back(&s);
     if (all.empty()) continue;
-    std::stable_sort(all.begin(), all.end(), [](const SoakSeries* x, const SoakSeries* y) {
-      return (x->since_s >= 0) > (y->since_s >= 0);
+    auto judged = [](const SoakSeries* x) { return !x->verdict.empty() && x->verdict != "pass"; };
+    std::stable_sort(all.begin(), all.end(), [&](const SoakSeries* x, const SoakSeries* y) {
+      return judged(x) > judged(y);
     });
     ChartSpec spec;
     spec.id = fmt::format("{}-soak-{}", id, n++);

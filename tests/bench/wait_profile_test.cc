@@ -60,6 +60,26 @@ TEST(WaitProfileTest, ARankWithMissingSamplesWasTheSlowOne) {
   EXPECT_DOUBLE_EQ(v.blocked_share[1], 0.45);
 }
 
+TEST(WaitProfileTest, AStoppedRankWhoseNeighbourCollectsTheWaitsIsStillNamed) {
+  // mp.straggler.tcp.np4.rank3 once: blocked shares 0.84/0.85/0.78/0.43, rank 3 SIGSTOPped
+  // half the time, and no straggler named. Waits pass along the ring: rank 2, whose sends to
+  // the stopped rank stall, is waited on more than rank 3 itself.
+  WaitProfile p(4);
+  p.running = {400, 400, 400, 230};
+  p.waited_on[0] = {0, 0, 156, 180};  // 0 on 3 (its left) and on 2
+  p.waited_on[1] = {150, 0, 190, 0};  // 1 on 0 (its left) and on 2
+  p.waited_on[2] = {0, 150, 0, 160};  // 2 on 1 (its left) and on 3 (its sends stall)
+  p.waited_on[3] = {0, 0, 172, 0};    // 3, when it runs, on 2
+  StragglerVerdict v = findStraggler(p);
+  ASSERT_EQ(v.rank, 3) << v.text;
+  EXPECT_NEAR(v.blocked_share[3], 0.43, 0.01);
+  EXPECT_GT(v.waited_share[2], v.waited_share[3]);
+  // The same blocked shares with nobody waiting on rank 3: not named.
+  p.waited_on[0] = {0, 0, 336, 0};
+  p.waited_on[2] = {0, 310, 0, 0};
+  EXPECT_EQ(findStraggler(p).rank, -1);
+}
+
 TEST(WaitProfileTest, NearMissesAreNotStragglers) {
   // Everyone mostly busy (compute-bound): nobody is waited on enough to matter.
   EXPECT_EQ(findStraggler(ring(4, 200, 40, 1, 2)).rank, -1);
