@@ -86,8 +86,8 @@ class BurninManifestTest(MpiJobManifestTest):
         pod = self.spec["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
         mounts = {m["name"]: m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
         volumes = {v["name"]: v for v in pod["volumes"]}
-        names = [n for n, v in volumes.items()
-                 if v.get("configMap", {}).get("name") == self.docs["ConfigMap"]["metadata"]["name"]]
+        config = self.docs["ConfigMap"]["metadata"]["name"]
+        names = [n for n, v in volumes.items() if v.get("configMap", {}).get("name") == config]
         self.assertEqual(len(names), 1, "the profile's ConfigMap is not a worker volume")
         self.assertEqual(mounts[names[0]], "/etc/ccscope")
 

@@ -82,7 +82,8 @@ def bad_profiles(binary):
     return {
         "burnin_no_profile": ([binary, "burnin", "--np", "2"], ["--profile"]),
         "burnin_missing_profile": ([binary, "burnin", "--np", "2", "--profile",
-                                    "/nonexistent/p.toml"], ["/nonexistent/p.toml", "cannot be read"]),
+                                    "/nonexistent/p.toml"],
+                                   ["/nonexistent/p.toml", "cannot be read"]),
         "burnin_unknown_key": ([binary, "burnin", "--np", "2", "--profile",
                                 os.path.join(PROFILES, "bad-unknown-key.toml")],
                                ["pairs.sise", "unknown key"]),

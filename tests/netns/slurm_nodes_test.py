@@ -125,16 +125,18 @@ def start_slurm(net):
         f.write(slurm_conf(d, net))
     env = {"SLURM_CONF": conf}
     # munged's socket is a file: every namespace reaches it.
-    daemons = [net.start(0, ["munged", "--foreground", "--force", f"--key-file={key}",
-                  f"--socket={d}/munge/socket", f"--pid-file={d}/munged.pid",
-                  f"--log-file={d}/munged.log", f"--seed-file={d}/munged.seed"], env, "munged")]
+    munged = ["munged", "--foreground", "--force", f"--key-file={key}",
+              f"--socket={d}/munge/socket", f"--pid-file={d}/munged.pid",
+              f"--log-file={d}/munged.log", f"--seed-file={d}/munged.seed"]
+    daemons = [net.start(0, munged, env, "munged")]
     daemons.append(net.start(0, ["slurmctld", "-D", "-f", conf], env, "slurmctld"))
     for i, h in enumerate(net.hosts):
         os.makedirs(os.path.join(d, "spool", h), mode=0o700)
         # `ip netns exec` mounts a sysfs of the namespace's own over /sys, without the cgroup
         # file systems slurmd's cgroup plugin reads: mount this host's there again.
-        daemons.append(net.start(i, ["/bin/sh", "-c", CGROUPS + ' && exec "$@"', "sh",
-                      "slurmd", "-D", "-f", conf, "-N", h], env, f"slurmd{i}"))
+        slurmd = ["/bin/sh", "-c", CGROUPS + ' && exec "$@"', "sh", "slurmd", "-D", "-f", conf,
+                  "-N", h]
+        daemons.append(net.start(i, slurmd, env, f"slurmd{i}"))
     end = time.monotonic() + 40
     while True:
         r = in_host0(net, ["sinfo", "-h", "-N", "-o", "%N %t"], env, 10)
@@ -214,7 +216,8 @@ def run_jobs(net, binary, env, problems):
 
 
 if __name__ == "__main__":
-    missing = [t for t in ("munged", "slurmctld", "slurmd", "sbatch", "sinfo") if not shutil.which(t)]
+    tools = ("munged", "slurmctld", "slurmd", "sbatch", "sinfo")
+    missing = [t for t in tools if not shutil.which(t)]
     if missing:
         log(f"SKIP: Slurm or munge missing ({missing})")
         sys.exit(77)
