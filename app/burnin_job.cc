@@ -293,16 +293,8 @@ int BurninRank::summarize() {
 }
 
 int BurninRank::fail(const Status& s) {
-  FailureContext ctx;
-  ctx.rank = info_.rank;
-  ctx.client = rv_.client.get();
-  ctx.json = json_.get();
-  ctx.json_path = root() ? o_.json_path : "";
-  ctx.hosts = hosts_;
-  ctx.host = hosts_.empty() ? "" : hosts_[info_.rank];
-  ctx.local_rank = info_.local_rank;
-  ctx.local_size = info_.local_size;
-  return reportFailure(s, ctx);
+  return reportFailure(s, jobFailureContext(info_.rank, info_.local_rank, info_.local_size,
+                                            rv_.client.get(), hosts_, json_.get(), o_.json_path));
 }
 
 int BurninRank::run() {

@@ -41,6 +41,21 @@ core::Result<std::vector<launch::RankHealth>> settledTable(launch::StoreClient& 
 
 }  // namespace
 
+FailureContext jobFailureContext(int rank, int local_rank, int local_size,
+                                 launch::StoreClient* client, const std::vector<std::string>& hosts,
+                                 reports::JsonLinesWriter* json, const std::string& json_path) {
+  FailureContext ctx;
+  ctx.rank = rank;
+  ctx.client = client;
+  ctx.json = json;
+  ctx.json_path = rank == 0 ? json_path : "";
+  ctx.hosts = hosts;
+  ctx.host = hosts.empty() ? "" : hosts[rank];
+  ctx.local_rank = local_rank;
+  ctx.local_size = local_size;
+  return ctx;
+}
+
 int exitCodeFor(const Status& s) {
   switch (s.code()) {
     case Code::kInvalidArgument:

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/flight_record.h"
 #include "core/status.h"
@@ -23,6 +24,12 @@ struct FailureContext {
   std::string store_host;                    // the rendezvous address, when known
   int local_rank = 0, local_size = 0;        // this host's ranks, from the launcher
 };
+
+// The context of a rank of a job that joined its rendezvous (client may still be null) and knows
+// its hosts (empty before), with rank 0's JSON Lines file.
+FailureContext jobFailureContext(int rank, int local_rank, int local_size,
+                                 launch::StoreClient* client, const std::vector<std::string>& hosts,
+                                 reports::JsonLinesWriter* json, const std::string& json_path);
 
 int exitCodeFor(const core::Status& s);
 // Prints the failure (and the diagnosis for hangs); returns the exit code.

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 namespace ccscope::reports {
 
 using core::Code;
@@ -42,6 +40,11 @@ std::vector<std::string> strings(const json& j, const char* key) {
   return out;
 }
 
+std::string seriesKey(const std::string& kind, const std::string& a, const std::string& b,
+                      const std::string& metric) {
+  return kind + '\n' + a + '\n' + b + '\n' + metric;
+}
+
 BurninFindingRecord findingOf(const json& f) {
   return {text(f, "kind"),
           text(f, "unit_a"),
@@ -74,12 +77,9 @@ std::string BurninFindingRecord::text() const {
 
 SoakSeries& BurninRecords::series(const std::string& kind, const std::string& a,
                                   const std::string& b, const std::string& metric) {
-  auto it = std::find_if(soak.begin(), soak.end(), [&](const SoakSeries& s) {
-    return s.kind == kind && s.unit_a == a && s.unit_b == b && s.metric == metric;
-  });
-  if (it != soak.end()) return *it;
-  soak.push_back({kind, a, b, metric, {}, {}, "", -1, ""});
-  return soak.back();
+  auto [it, fresh] = index_.emplace(seriesKey(kind, a, b, metric), soak.size());
+  if (fresh) soak.push_back({kind, a, b, metric, {}, {}, "", -1, ""});
+  return soak[it->second];
 }
 
 Status BurninRecords::addSample(const json& j) {
@@ -135,14 +135,13 @@ Status BurninRecords::add(const json& j) {
   } else if (type == "soak_verdict") {
     CCSCOPE_RETURN_IF_ERROR(need(j, {"kind", "unit_a", "metric", "verdict"}, false));
     // A series sampled (the fabric's, the median link, is computed and has no samples here).
-    auto it = std::find_if(soak.begin(), soak.end(), [&](const SoakSeries& s) {
-      return s.kind == text(j, "kind") && s.unit_a == text(j, "unit_a") &&
-             s.unit_b == text(j, "unit_b") && s.metric == text(j, "metric");
-    });
-    if (it != soak.end()) {
-      it->verdict = text(j, "verdict");
-      it->since_s = j.contains("since_s") ? number(j, "since_s") : -1;
-      it->why = text(j, "why");
+    auto it = index_.find(
+        seriesKey(text(j, "kind"), text(j, "unit_a"), text(j, "unit_b"), text(j, "metric")));
+    if (it != index_.end()) {
+      SoakSeries& s = soak[it->second];
+      s.verdict = text(j, "verdict");
+      s.since_s = j.contains("since_s") ? number(j, "since_s") : -1;
+      s.why = text(j, "why");
     }
   } else if (type == "congestion") {
     CCSCOPE_RETURN_IF_ERROR(need(j, {"repeat", "p99_factor", "bw_factor"}, true));

@@ -62,6 +62,7 @@ struct BurninRecords {
   core::Status addSummary(const nlohmann::json& record);
   SoakSeries& series(const std::string& kind, const std::string& a, const std::string& b,
                      const std::string& metric);
+  std::map<std::string, size_t> index_;  // series key -> its place in `soak`
 };
 
 // "burnin_run", "preflight", "soak_run", "soak_sample", "soak_verdict", "congestion",
