@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
-"""Shape limits that clang-tidy does not see: every tracked source file at most 400 lines, every
-Python function at most 60 lines as Python's own parser spans it, and every shell function at
-most 60 lines from its `name() {` to the `}` at the same indentation. C++ functions are left to
-clang-tidy's readability-function-size (configured in .clang-tidy). Prints one line per
-violation and exits 1 if there is any."""
+"""Shape limits: every tracked source file at most 400 lines; every Python function at most 60
+lines as Python's own parser spans it; every shell function at most 60 lines from its `name() {`
+to the `}` at the same indentation; every C++ function body at most 60 lines, counted as
+clang-tidy's readability-function-size counts it (cpp_functions.py; gtest's TEST bodies are
+exempt, as they are from clang-tidy). Prints one line per violation and exits 1 if there is
+any."""
 import ast
 import pathlib
 import re
 import subprocess
 import sys
 
+import cpp_functions
+
 MAX_FILE_LINES = 400
 MAX_FUNCTION_LINES = 60
 SOURCE_SUFFIXES = {".cc", ".h", ".cu", ".cuh", ".py", ".sh"}
+CPP_SUFFIXES = {".cc", ".h", ".cu", ".cuh"}
 
 
 def tracked_sources(root):
@@ -58,6 +62,9 @@ def check(root):
             functions = python_functions(path, text)
         elif path.suffix == ".sh":
             functions = shell_functions(text)
+        elif path.suffix in CPP_SUFFIXES:
+            functions = ((n, line, length) for n, line, length in cpp_functions.functions(text)
+                         if not re.fullmatch(r"[A-Z_0-9]+", n.split("::")[-1]))
         for name, line, length in functions:
             if length > MAX_FUNCTION_LINES:
                 problems.append(f"{rel}:{line}: function '{name}' is {length} lines "
