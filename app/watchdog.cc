@@ -71,6 +71,7 @@ class WatchedBackend final : public collectives::CollectiveBackend {
   char* recvBuffer() override { return in_->recvBuffer(); }
   collectives::DeviceRuntime* device() override { return in_->device(); }
   std::string dataPath() const override { return in_->dataPath(); }
+  uint64_t segmentBytes() const override { return in_->segmentBytes(); }
   Status prepare(const collectives::OpConfig& c) override { return in_->prepare(c); }
   Status run(bool in_place, core::Deadline d) override {
     return guard([&] { return in_->run(in_place, d); });

@@ -201,6 +201,7 @@ void fillIdentity(reports::Measurement& m, const BenchConfig& cfg, CollectiveBac
   m.busbw_factor = factor;
   m.buffers = b.device() ? "cuda" : "host";
   m.path = b.dataPath();
+  m.segment_bytes = b.segmentBytes();
   m.algbw_gbps = m.time_us > 0 ? static_cast<double>(m.bytes) / (m.time_us * 1e3) : 0;
   m.busbw_gbps = m.algbw_gbps * factor;
 }

@@ -62,6 +62,8 @@ class CollectiveBackend {
   // How the transport moves the buffers: "host", "device" (device to device) or "staged"
   // (device buffers through pinned host buffers, for a transport that moves host memory only).
   virtual std::string dataPath() const { return "host"; }
+  // The pipeline segment the last prepare() cut the schedule into, in bytes; 0: not segmented.
+  virtual uint64_t segmentBytes() const { return 0; }
   // Outside the timed region: build the schedule / plan for one size, dtype, op.
   virtual core::Status prepare(const OpConfig& cfg) = 0;
   // One collective. In place: input and output live in the receive buffer at the offsets of

@@ -97,6 +97,7 @@ Status ScheduleBackend::prepare(const OpConfig& cfg) {
       cfg.collective, rank(),  size(), cfg.count, segmentElems(cfg), cfg.op == core::ReduceOp::kAvg,
       cfg.root,       cfg.plan};
   sched_ = algo->build(p);
+  segment_bytes_ = p.segment_elems * elem;
   CCSCOPE_RETURN_IF_ERROR(bufs_.ensureScratch(sched_.scratch_elems * elem));
   exec_.prepare(sched_, cfg.dtype, cfg.op);
   elem_ = elem;

@@ -47,6 +47,7 @@ class ScheduleBackend final : public CollectiveBackend, private CandidateRunner 
   char* recvBuffer() override { return bufs_.recv(); }
   DeviceRuntime* device() override { return opts_.device; }
   std::string dataPath() const override { return opts_.device ? "device" : "host"; }
+  uint64_t segmentBytes() const override { return segment_bytes_; }
   core::Status prepare(const OpConfig& cfg) override;
   core::Status run(bool in_place, core::Deadline deadline) override;
   core::Status barrier(core::Deadline deadline) override;
@@ -83,6 +84,7 @@ class ScheduleBackend final : public CollectiveBackend, private CandidateRunner 
   Executor exec_;
   Geometry geo_;
   size_t elem_ = 1;
+  uint64_t segment_bytes_ = 0;
   OpConfig cfg_;
   const char* algo_name_ = "";
 };

@@ -92,12 +92,12 @@ Status addRecord(const json& j, const std::string& stem, std::vector<RunRecords>
   CCSCOPE_RETURN_IF_ERROR(getString(j, "type", type, true));
   auto current = [&]() -> RunRecords& {
     if (runs.empty())
-      runs.push_back(RunRecords{stem, "", std::nullopt, {}, {}, std::nullopt, std::nullopt});
+      runs.push_back(RunRecords{stem, "", std::nullopt, {}, {}, std::nullopt, std::nullopt, std::nullopt});
     return runs.back();
   };
   if (type == "run") {
     CCSCOPE_ASSIGN_OR_RETURN(RunMetadata meta, runMetadataFromJson(j));
-    const bool fresh = !runs.empty() && !runs.back().meta && !runs.back().pairs &&
+    const bool fresh = !runs.empty() && !runs.back().meta && !runs.back().pairs && !runs.back().model &&
                        !runs.back().burnin && runs.back().rows.empty();
     if (!fresh) runs.push_back(RunRecords{});
     runs.back().meta = std::move(meta);
@@ -118,6 +118,15 @@ Status addRecord(const json& j, const std::string& stem, std::vector<RunRecords>
     runs.back().label = runs.size() == 1 ? stem : fmt::format("{}#{}", stem, runs.size());
     runs.back().burnin.emplace();
     return runs.back().burnin->add(j);
+  } else if (type == "model_run") {
+    runs.push_back(RunRecords{});
+    runs.back().label = runs.size() == 1 ? stem : fmt::format("{}#{}", stem, runs.size());
+    runs.back().model = ModelRecords{j.value("topology", ""), j.value("source", ""), {}};
+  } else if (type == "prediction") {
+    if (!current().model)
+      return Status(Code::kInvalidArgument, "a prediction record before any model_run");
+    CCSCOPE_ASSIGN_OR_RETURN(PredictionRecord p, predictionFromJson(j));
+    current().model->predictions.push_back(std::move(p));
   } else if (isBurninRecord(type)) {
     // The burn-in's own records follow its pairs and sweep runs: they belong to the burn-in.
     auto it = std::find_if(runs.rbegin(), runs.rend(),
@@ -142,7 +151,7 @@ bool addWholeDiagnosis(const std::string& text, const std::string& stem,
   auto d = diagnosisFromJson(j);
   if (!d) return false;
   runs.push_back(
-      RunRecords{stem, "", std::nullopt, {}, {std::move(d.value())}, std::nullopt, std::nullopt});
+      RunRecords{stem, "", std::nullopt, {}, {std::move(d.value())}, std::nullopt, std::nullopt, std::nullopt});
   return true;
 }
 
@@ -174,6 +183,7 @@ core::Result<Measurement> measurementFromJson(const json& j) {
   CCSCOPE_RETURN_IF_ERROR(getString(j, "buffers", m.buffers, false));
   CCSCOPE_RETURN_IF_ERROR(getString(j, "path", m.path, false));
   CCSCOPE_RETURN_IF_ERROR(getNumber(j, "device_time_us", m.device_time_us, false));
+  CCSCOPE_RETURN_IF_ERROR(getNumber(j, "segment_bytes", m.segment_bytes, false));
   if (j.contains("in_place")) {
     if (!j["in_place"].is_boolean()) return fieldError("in_place", "a boolean");
     m.in_place = j["in_place"].get<bool>();

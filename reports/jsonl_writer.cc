@@ -43,6 +43,7 @@ json toJson(const Measurement& m) {
     j["path"] = m.path;
   }
   if (m.device_time_us >= 0) j["device_time_us"] = m.device_time_us;
+  if (m.segment_bytes > 0) j["segment_bytes"] = m.segment_bytes;
   if (!m.lat.hist.empty()) {
     json h = json::array();
     for (const HistBucket& b : m.lat.hist) h.push_back({b.lower_us, b.count});

@@ -47,6 +47,8 @@ struct Measurement {
   // ("device": device to device; "staged": through pinned host buffers; "host").
   std::string buffers = "host", path = "host";
   double device_time_us = -1;  // mean per operation from CUDA events, max over ranks; -1: none
+  // The pipeline segment the schedule was cut into (what `ccscope model fit` replays); 0: none.
+  uint64_t segment_bytes = 0;
 };
 
 // The algorithm a row stands for in series and comparisons: "auto" for auto's rows (whose

@@ -40,6 +40,7 @@ class FakeBackend final : public CollectiveBackend {
     return hit("device", static_cast<collectives::DeviceRuntime*>(nullptr));
   }
   std::string dataPath() const override { return hit("dataPath", "fake-path"); }
+  uint64_t segmentBytes() const override { return hit("segmentBytes", uint64_t{4096}); }
   Status prepare(const collectives::OpConfig&) override { return hit("prepare", Status::ok()); }
   Status run(bool, Deadline) override { return hit("run", Status::ok()); }
   Status barrier(Deadline) override { return hit("barrier", Status::ok()); }
@@ -105,6 +106,7 @@ TEST(WatchedBackendTest, EveryVirtualReachesTheInnerBackend) {
   EXPECT_NE(w->recvBuffer(), nullptr);
   EXPECT_EQ(w->device(), nullptr);
   EXPECT_EQ(w->dataPath(), "fake-path");
+  EXPECT_EQ(w->segmentBytes(), 4096u);
   EXPECT_TRUE(w->prepare(collectives::OpConfig{}).isOk());
   EXPECT_TRUE(w->run(false, Deadline::afterSeconds(5)).isOk());
   EXPECT_TRUE(w->barrier(Deadline::afterSeconds(5)).isOk());

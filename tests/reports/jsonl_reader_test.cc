@@ -30,6 +30,7 @@ TEST(JsonlReaderTest, ReadsBackWhatTheWriterWrote) {
   m.wrong = 3;
   m.root = 2;
   m.requested_algorithm = "auto";
+  m.segment_bytes = 262144;
   m.lat.hist = {{4.757, 60}, {8, 30}, {11.31, 10}};
   std::istringstream in(lines({toJson(meta), toJson(m)}));
   auto runs = readResults(in, "dir/results.jsonl");
