@@ -11,6 +11,7 @@
 #include "app/command.h"
 #include "app/diagnose_command.h"
 #include "app/info_command.h"
+#include "app/model_command.h"
 #include "app/pairs_command.h"
 #include "app/report_command.h"
 #ifdef CCSCOPE_HAVE_ANALYZE
@@ -32,6 +33,7 @@ int runCli(int argc, char** argv) {
   commands.push_back(addReportCommand(root));
   commands.push_back(addPairsCommand(root, args));
   commands.push_back(addBurninCommand(root, args));
+  commands.push_back(addModelCommand(root));
 #ifdef CCSCOPE_HAVE_ANALYZE
   commands.push_back(addAnalyzeCommand(root));
 #endif

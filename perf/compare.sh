@@ -33,6 +33,8 @@ commands=(
   "ccscope analyze on ~1 GB of synthetic multi-rank logs: wall seconds and max RSS"
   ucx "[RUNS=5] [MIN=1M] [MAX=64M]"
   "our ring allreduce over UCX (sm, tcp) vs our shm and tcp, with Open MPI's pml ucx"
+  model "[RUNS=3] [MIN=1M] [MAX=32M]"
+  "ccscope model: fitted to shm/tcp allreduce at np 2 and 4, np 8 predicted vs measured"
 )
 
 help_all() {

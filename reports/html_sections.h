@@ -14,5 +14,7 @@ std::string htmlDiagnosisSection(const ReportModel& model);  // empty without a 
 std::string htmlHeatmapSection(const ReportModel& model);
 std::string htmlBurninSection(const ReportModel& model);  // empty without a burn-in run
 std::string htmlTableSection(const ReportModel& model);
+// `ccscope model predict` runs: predicted busbw per algorithm, measured rows overlaid.
+std::string htmlModelSection(const ReportModel& model);
 
 }  // namespace ccscope::reports

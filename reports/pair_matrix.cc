@@ -63,6 +63,7 @@ Status PairMatrix::add(const json& j) {
     const size_t n = units.size();
     bw_gbps.assign(n, std::vector<double>(n, kNone));
     p99_us.assign(n, std::vector<double>(n, kNone));
+    p50_us.assign(n, std::vector<double>(n, kNone));
     return Status::ok();
   }
   if (type == "pair") {
@@ -77,6 +78,8 @@ Status PairMatrix::add(const json& j) {
     ++pairs;
     keepBest(bw_gbps, a, b, j["bw_uni_gbps"].get<double>(), true);
     keepBest(p99_us, a, b, j["p99_us"].get<double>(), false);
+    if (j.contains("p50_us") && j["p50_us"].is_number())
+      keepBest(p50_us, a, b, j["p50_us"].get<double>(), false);
     return Status::ok();
   }
   if (type == "pair_verdict") {

@@ -23,7 +23,7 @@ struct PairMatrix {
   std::string scope, transport;
   std::vector<std::string> units;
   // [a][b], symmetric, NaN where the pair was not measured: the best of its measurements.
-  std::vector<std::vector<double>> bw_gbps, p99_us;
+  std::vector<std::vector<double>> bw_gbps, p99_us, p50_us;
   std::vector<PairVerdict> verdicts;
   size_t pairs = 0;  // pair records read (retests included)
 

@@ -10,6 +10,7 @@
 #include "reports/burnin_records.h"
 #include "reports/diagnosis.h"
 #include "reports/measurement.h"
+#include "reports/model_records.h"
 #include "reports/pair_matrix.h"
 
 namespace ccscope::reports {
@@ -23,6 +24,7 @@ struct RunRecords {
   std::optional<PairMatrix> pairs;      // a `ccscope pairs` run
   std::optional<BurninRecords> burnin;  // a `ccscope burnin` run (its pairs and sweeps: runs of
                                         // their own that follow it)
+  std::optional<ModelRecords> model;    // `ccscope model predict`'s predictions
 };
 
 // A ResultSink that keeps everything it receives, so `ccscope bench --html ...` can write the
@@ -38,6 +40,7 @@ class RecordCollector : public ResultSink {
                    {},
                    {},
                    std::nullopt,
+                   std::nullopt,
                    std::nullopt});
   }
   void onMeasurement(const Measurement& m) override { current().rows.push_back(m); }
@@ -47,7 +50,7 @@ class RecordCollector : public ResultSink {
  private:
   RunRecords& current() {
     if (runs_.empty())
-      runs_.push_back(RunRecords{label_, "", std::nullopt, {}, {}, std::nullopt, std::nullopt});
+      runs_.push_back(RunRecords{label_, "", std::nullopt, {}, {}, std::nullopt, std::nullopt, std::nullopt});
     return runs_.back();
   }
   std::string label_;

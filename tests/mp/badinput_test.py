@@ -96,6 +96,19 @@ def bad_profiles(binary):
     }
 
 
+def bad_models(binary):
+    """NAME -> (argv, words): `ccscope model` inputs refused with one line."""
+    return {
+        "model_no_source": ([binary, "model", "predict"], ["--fit", "--preset"]),
+        "model_bad_preset": ([binary, "model", "predict", "--preset", "dgx-z"], ["dgx-z"]),
+        "model_bad_ranks": ([binary, "model", "predict", "--preset", "h100-nvswitch-ndr",
+                             "--ranks", "8:4"], ["--ranks", "8:4"]),
+        "model_fit_missing": ([binary, "model", "fit", "/nonexistent/r.jsonl"],
+                              ["/nonexistent/r.jsonl"]),
+        "model_tail_no_links": ([binary, "model", "tail", "--ranks", "8"], ["--pairs"]),
+    }
+
+
 def bad_environments(binary):
     """NAME -> (argv, variable, its bad value, the word naming it): refused once, before
     launching."""
@@ -187,7 +200,7 @@ BAD_STARTS = {
 
 def case_badinput(h, binary, mpirun, name):
     environments = bad_environments(binary)
-    command_lines = {**bad_command_lines(binary), **bad_profiles(binary)}
+    command_lines = {**bad_command_lines(binary), **bad_profiles(binary), **bad_models(binary)}
     if name in environments:
         argv, variable, value, word = environments[name]
         refused(h, argv, {variable: value}, "env", [variable, word])
