@@ -121,8 +121,7 @@ core::Result<Plan> plan(const ModelPredictFlags& f) {
                                        : split(f.collective);
   for (const auto& c : colls) {
     auto known = model::modelAlgorithms(c, p.topo);
-    auto algos = f.algo == "all" ? known : split(f.algo);
-    if (f.algo == "all" || c == colls.front()) p.work.emplace_back(c, algos);
+    p.work.emplace_back(c, f.algo == "all" ? known : split(f.algo));
   }
   return p;
 }

@@ -132,8 +132,9 @@ class Simulation {
     if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
       bool send = op.kind == OpKind::kSend;
       int src = send ? r : op.peer, dst = send ? op.peer : r;
-      uint64_t key =
-          (static_cast<uint64_t>(src) << 40) ^ (static_cast<uint64_t>(dst) << 20) ^ op.tag;
+      uint64_t pair = static_cast<uint64_t>(src) * static_cast<uint64_t>(in_.ranks) +
+                      static_cast<uint64_t>(dst);
+      uint64_t key = (pair << 32) | op.tag;  // a pair's message index is its tag
       auto it = waiting_.find(key);
       if (it == waiting_.end()) {
         waiting_.emplace(key, g);

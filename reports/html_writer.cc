@@ -167,8 +167,8 @@ void writeHtml(const ReportModel& model, std::ostream& out) {
         "{} rows without a baseline row.</p>\n",
         xmlEscape(model.baseline_source), model.criteria.tolerance * 100, model.unmatched_rows);
   out << htmlRunsSection(model) << htmlFailuresSection(model) << htmlDiagnosisSection(model)
-      << chartsSection(model) << htmlModelSection(model) << htmlHeatmapSection(model) << htmlBurninSection(model)
-      << htmlTableSection(model);
+      << chartsSection(model) << htmlModelSection(model) << htmlHeatmapSection(model)
+      << htmlBurninSection(model) << htmlTableSection(model);
   out << "<footer><p>Bandwidth in GB/s (10<sup>9</sup> B/s); times in microseconds; busbw as in "
          "nccl-tests. Hover a point for its values; click a legend entry to hide its series.</p>"
          "</footer>\n<script>"

@@ -79,6 +79,13 @@ std::map<std::string, std::string> stringMap(const json& j, const char* key) {
   return out;
 }
 
+// A record that starts a run of its own, as a "run" record starts one.
+RunRecords& startRun(std::vector<RunRecords>& runs, const std::string& stem) {
+  runs.push_back(RunRecords{});
+  runs.back().label = runs.size() == 1 ? stem : fmt::format("{}#{}", stem, runs.size());
+  return runs.back();
+}
+
 // One record into `runs`; unknown types are skipped.
 Status addRecord(const json& j, const std::string& stem, std::vector<RunRecords>& runs) {
   if (!j.is_object()) return Status(Code::kInvalidArgument, "record is not a JSON object");
@@ -92,13 +99,14 @@ Status addRecord(const json& j, const std::string& stem, std::vector<RunRecords>
   CCSCOPE_RETURN_IF_ERROR(getString(j, "type", type, true));
   auto current = [&]() -> RunRecords& {
     if (runs.empty())
-      runs.push_back(RunRecords{stem, "", std::nullopt, {}, {}, std::nullopt, std::nullopt, std::nullopt});
+      runs.push_back(
+          RunRecords{stem, "", std::nullopt, {}, {}, std::nullopt, std::nullopt, std::nullopt});
     return runs.back();
   };
   if (type == "run") {
     CCSCOPE_ASSIGN_OR_RETURN(RunMetadata meta, runMetadataFromJson(j));
-    const bool fresh = !runs.empty() && !runs.back().meta && !runs.back().pairs && !runs.back().model &&
-                       !runs.back().burnin && runs.back().rows.empty();
+    const bool fresh = !runs.empty() && !runs.back().meta && !runs.back().pairs &&
+                       !runs.back().model && !runs.back().burnin && runs.back().rows.empty();
     if (!fresh) runs.push_back(RunRecords{});
     runs.back().meta = std::move(meta);
     runs.back().label = runs.size() == 1 ? stem : fmt::format("{}#{}", stem, runs.size());
@@ -108,20 +116,12 @@ Status addRecord(const json& j, const std::string& stem, std::vector<RunRecords>
   } else if (type == "diagnosis") {
     CCSCOPE_ASSIGN_OR_RETURN(Diagnosis d, diagnosisFromJson(j));
     current().diagnoses.push_back(std::move(d));
-  } else if (type == "pairs_run") {  // a run of its own, as a "run" record starts one
-    runs.push_back(RunRecords{});
-    runs.back().label = runs.size() == 1 ? stem : fmt::format("{}#{}", stem, runs.size());
-    runs.back().pairs.emplace();
-    return runs.back().pairs->add(j);
+  } else if (type == "pairs_run") {
+    return startRun(runs, stem).pairs.emplace().add(j);
   } else if (type == "burnin_run") {
-    runs.push_back(RunRecords{});
-    runs.back().label = runs.size() == 1 ? stem : fmt::format("{}#{}", stem, runs.size());
-    runs.back().burnin.emplace();
-    return runs.back().burnin->add(j);
+    return startRun(runs, stem).burnin.emplace().add(j);
   } else if (type == "model_run") {
-    runs.push_back(RunRecords{});
-    runs.back().label = runs.size() == 1 ? stem : fmt::format("{}#{}", stem, runs.size());
-    runs.back().model = ModelRecords{j.value("topology", ""), j.value("source", ""), {}};
+    startRun(runs, stem).model = ModelRecords{j.value("topology", ""), j.value("source", ""), {}};
   } else if (type == "prediction") {
     if (!current().model)
       return Status(Code::kInvalidArgument, "a prediction record before any model_run");
@@ -150,8 +150,14 @@ bool addWholeDiagnosis(const std::string& text, const std::string& stem,
   if (j.contains("type") && j["type"] != "diagnosis") return false;
   auto d = diagnosisFromJson(j);
   if (!d) return false;
-  runs.push_back(
-      RunRecords{stem, "", std::nullopt, {}, {std::move(d.value())}, std::nullopt, std::nullopt, std::nullopt});
+  runs.push_back(RunRecords{stem,
+                            "",
+                            std::nullopt,
+                            {},
+                            {std::move(d.value())},
+                            std::nullopt,
+                            std::nullopt,
+                            std::nullopt});
   return true;
 }
 

@@ -50,7 +50,8 @@ class RecordCollector : public ResultSink {
  private:
   RunRecords& current() {
     if (runs_.empty())
-      runs_.push_back(RunRecords{label_, "", std::nullopt, {}, {}, std::nullopt, std::nullopt, std::nullopt});
+      runs_.push_back(
+          RunRecords{label_, "", std::nullopt, {}, {}, std::nullopt, std::nullopt, std::nullopt});
     return runs_.back();
   }
   std::string label_;
