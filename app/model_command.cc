@@ -67,7 +67,7 @@ void addRun(const reports::RunRecords& run, const FitFlags& f,
     r.sim.elem = core::dataTypeSize(*core::parseDataType(m.dtype));
     r.sim.segment_elems = std::max<uint64_t>(1, m.segment_bytes / r.sim.elem);
     for (const auto& h : hosts) r.sim.host_of.push_back(index[h]);
-    r.sim.cpu_driven = true;  // every transport a bench row schedules over is a host one
+    r.sim.cpu_driven = m.path != "device";  // host buffers, or staged through them
     r.sim.cores = f.cores;
     if (f.one_machine) r.sim.machine_of.assign(m.ranks, 0);
     r.measured_s = m.time_us * 1e-6;
