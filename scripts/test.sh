@@ -12,7 +12,7 @@ ctest -L mp --output-on-failure --timeout 600
 # Browser check of the HTML report, and the fault-injection suite on network-namespace hosts
 # (needs root; skipped, not passed, without it).
 ctest -L browser --output-on-failure --timeout 300
-ctest -L netns --output-on-failure --timeout 900
+ctest -L '^netns$' --output-on-failure --timeout 900
 if [ "${CCSCOPE_SKIP_FUZZ:-0}" != 1 ]; then
   "$root/scripts/fuzz-analyze.sh" "${CCSCOPE_FUZZ_SECONDS:-30}"
 fi

@@ -6,7 +6,7 @@
                         names exactly that host and that link, and so does the burn-in summary
     invalid             a wrong interface name: every rank exits 2, the run is invalid and says
                         which interface on which ranks
-    soak A B SECONDS    a 60 s soak of ring links; the link A <-> B throttled SECONDS into it:
+    soak A B SECONDS    a 40 s soak of ring links; the link A <-> B throttled SECONDS into it:
                         that link alone has a bandwidth verdict, from about then (+-10 s)
     congestion RUNS     a healthy lab: the victims' impact factors per repeat, their median and
                         spread, RUNS repeats; the bandwidth factor stays within a band
@@ -163,7 +163,7 @@ enabled = false
 [pairs]
 enabled = false
 [soak]
-duration = "60s"
+duration = "40s"
 interval = "2s"
 links = "ring"
 size = "256K"

@@ -6,9 +6,10 @@
                       one host (np 2), then two ranks per host (np 6) predicted: ring and tree
                       busbw from 1 MiB, the median error within TOLERANCE and none beyond 2x
                       (docs/model.md has the one size the model misses)
-    tail TOLERANCE    4 hosts, one rank each: ccscope pairs and a ring allreduce, healthy and with
-                      the link h1 <-> h2 throttled; `ccscope model tail` on each pairs run
-                      predicts the change in the allreduce's p50 and p99 within TOLERANCE
+    tail TOLERANCE    4 hosts, one rank each: ccscope pairs and a 128 KiB ring allreduce,
+                      healthy and with the link h1 <-> h2 throttled; `ccscope model tail` on
+                      each pairs run predicts the change in the allreduce's p50 and p99 within
+                      TOLERANCE
 """
 
 import json
@@ -103,15 +104,15 @@ def tail_side(net, binary, label):
     """pairs and a ring allreduce on the four hosts: (model tail's p50, p99; measured p50, p99)."""
     w = net.workdir
     run_job(net, binary, [0, 1, 2, 3],
-            ["pairs", "--transport", "tcp", "--scope", "hosts", "--size", "256K", "--test-time",
+            ["pairs", "--transport", "tcp", "--scope", "hosts", "--size", "128K", "--test-time",
              "200ms", "--lat-iters", "300", "--timeout", "60s", "--json",
              f"{w}/{label}.pairs.jsonl"],
             f"{label}.pairs", ok_rank0=(0, 1))  # 1: the throttled link named
     run_job(net, binary, [0, 1, 2, 3],
-            ["bench", "allreduce", "--transport", "tcp", "--algo", "ring", "-b", "256K", "-e",
-             "256K", "-n", "20", "-w", "2", "--timeout", "60s", "--json",
+            ["bench", "allreduce", "--transport", "tcp", "--algo", "ring", "-b", "128K", "-e",
+             "128K", "-n", "20", "-w", "2", "--timeout", "60s", "--json",
              f"{w}/{label}.bench.jsonl"], f"{label}.bench")
-    ccscope(binary, "model", "tail", "--pairs", f"{w}/{label}.pairs.jsonl", "--size", "256K",
+    ccscope(binary, "model", "tail", "--pairs", f"{w}/{label}.pairs.jsonl", "--size", "128K",
             "--json", f"{w}/{label}.tail.jsonl")
     pred = records(f"{w}/{label}.tail.jsonl")[0]["links"]
     row = [r for r in records(f"{w}/{label}.bench.jsonl") if r.get("type") == "result"][0]
