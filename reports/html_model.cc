@@ -22,7 +22,8 @@ ChartSeries measuredSeries(const ReportModel& model, const std::string& coll, in
   ChartSeries s{fmt::format("{} measured", algo), {}, {}, {}};
   for (const auto& run : model.runs)
     for (const auto& m : run.rows)
-      if (m.collective == coll && m.ranks == ranks && m.algorithm == algo && m.busbw_gbps > 0)
+      if (m.collective == coll && m.ranks == ranks && m.algorithm == algo && !m.in_place &&
+          m.busbw_gbps > 0)  // out of place, as nccl-tests' headline figures
         s.points.push_back({static_cast<double>(m.bytes), m.busbw_gbps,
                             fmt::format("{} {} measured ({}): {:.3g} GB/s", algo,
                                         shortBytes(double(m.bytes)), run.label, m.busbw_gbps)});
