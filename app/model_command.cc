@@ -8,6 +8,7 @@
 #include <memory>
 #include <thread>
 
+#include "app/model_fit_record.h"
 #include "collectives/algorithms.h"
 #include "core/dtype.h"
 #include "core/units.h"
@@ -77,31 +78,18 @@ void addRun(const reports::RunRecords& run, const FitFlags& f,
     t.rows.push_back(std::move(r));
     t.labels.push_back(fmt::format("{} {} np{} {}", m.collective, m.algorithm, m.ranks,
                                    core::formatBytes(m.bytes)));
-    t.min_segment = t.min_segment ? std::min(t.min_segment, m.segment_bytes) : m.segment_bytes;
+    // Where ranks outnumbered cores the default segment was doubled (defaultSegmentBytes).
+    uint64_t floor = m.segment_bytes / (f.cores > 0 && per_machine > f.cores ? 2 : 1);
+    t.min_segment = t.min_segment ? std::min(t.min_segment, floor) : floor;
   }
 }
 
 double gbps(double beta) { return beta > 0 ? 1e-9 / beta : 0; }
 
-nlohmann::json fitJson(const std::string& transport, const model::Fit& fit, const TransportRows& t,
-                       const FitFlags& f) {
-  const auto& p = fit.params;
-  return {{"type", "model_fit"},
-          {"transport", transport},
-          {"alpha_intra_us", p.alpha[model::kIntra] * 1e6},
-          {"bw_intra_gbps", gbps(p.beta[model::kIntra])},
-          {"alpha_inter_us", p.alpha[model::kInter] * 1e6},
-          {"bw_inter_gbps", gbps(p.beta[model::kInter])},
-          {"gamma_gbps", gbps(p.gamma)},
-          {"beyond_cache_gbps", gbps(p.delta)},
-          {"llc_bytes", fit.llc_bytes},
-          {"fitted", fit.fitted},
-          {"r2", fit.r2},
-          {"max_abs_error", fit.max_abs_error},
-          {"rows", t.rows.size()},
-          {"cores", f.cores},
-          {"one_machine", f.one_machine},
-          {"min_segment_bytes", t.min_segment}};
+FitRecord fitRecord(const std::string& transport, const model::Fit& fit, const TransportRows& t,
+                    const FitFlags& f) {
+  return {transport,         fit.params,    fit.fitted, fit.llc_bytes, fit.r2,
+          fit.max_abs_error, t.rows.size(), f.cores,    f.one_machine, t.min_segment};
 }
 
 void printFit(const std::string& transport, const model::Fit& fit, const TransportRows& t) {
@@ -161,7 +149,7 @@ int runFit(FitFlags& f) {
       return kExitUsage;
     }
     printFit(transport, *fit, t);
-    if (out) *out << fitJson(transport, *fit, t, f).dump() << "\n";
+    if (out) *out << fitRecordJson(fitRecord(transport, *fit, t, f)).dump() << "\n";
   }
   return kExitOk;
 }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "app/model_command.h"
+#include "app/model_fit_record.h"
 #include "core/units.h"
 #include "model/predict.h"
 #include "reports/model_records.h"
@@ -50,16 +51,10 @@ core::Result<model::Topology> fromFit(const ModelPredictFlags& f) {
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (!j.is_object() || j.value("type", "") != "model_fit") continue;
     if (!f.transport.empty() && j.value("transport", "") != f.transport) continue;
-    auto beta = [](double gbps) { return gbps > 0 ? 1e-9 / gbps : 0.0; };
-    model::Params p;
-    p.alpha = {j.value("alpha_intra_us", 0.0) * 1e-6, j.value("alpha_inter_us", 0.0) * 1e-6};
-    p.beta = {beta(j.value("bw_intra_gbps", 0.0)), beta(j.value("bw_inter_gbps", 0.0))};
-    p.gamma = beta(j.value("gamma_gbps", 0.0));
-    p.delta = beta(j.value("beyond_cache_gbps", 0.0));
+    const FitRecord r = fitRecordFromJson(j);
     // Every rank on one host unless --ranks-per-host says otherwise.
-    model::Topology t = model::fromParams(
-        p, 1 << 20, j.value("cores", 0), j.value("one_machine", false),
-        j.value("min_segment_bytes", uint64_t{64} << 10), j.value("llc_bytes", 0.0));
+    model::Topology t = model::fromParams(r.params, 1 << 20, r.cores, r.one_machine,
+                                          r.min_segment_bytes, r.llc_bytes);
     t.name = "fit:" + j.value("transport", std::string("?"));
     t.source = fmt::format("fitted from {} rows (R2 {:.3f}) in {}", j.value("rows", 0),
                            j.value("r2", 0.0), f.fit);

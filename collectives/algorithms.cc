@@ -1,5 +1,6 @@
 #include "collectives/algorithms.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ccscope::collectives {
@@ -29,6 +30,12 @@ std::vector<std::string> algorithmNames(Collective c) {
   for (const AlgorithmInfo& a : allAlgorithms())
     if (a.collective == c) out.push_back(a.name);
   return out;
+}
+
+size_t defaultSegmentBytes(size_t chunk_bytes, size_t min_segment_bytes, bool oversubscribed) {
+  constexpr size_t kMaxSegmentBytes = 1 << 20;
+  size_t min_seg = min_segment_bytes * (oversubscribed ? 2 : 1);
+  return std::clamp(chunk_bytes / 2, min_seg, std::max(min_seg, kMaxSegmentBytes));
 }
 
 }  // namespace ccscope::collectives

@@ -44,4 +44,10 @@ std::span<const AlgorithmInfo> allAlgorithms();
 const AlgorithmInfo* findAlgorithm(Collective c, std::string_view name);
 std::vector<std::string> algorithmNames(Collective c);
 
+// The pipeline segment a schedule runs with when none is asked for: half a chunk (two segments
+// already overlap reduction with transfer), at least the transport's minimum, doubled where
+// ranks outnumber cores (each message costs a wakeup there), at most 1 MiB unless the minimum
+// is larger. ScheduleBackend and the model's replay both use it.
+size_t defaultSegmentBytes(size_t chunk_bytes, size_t min_segment_bytes, bool oversubscribed);
+
 }  // namespace ccscope::collectives

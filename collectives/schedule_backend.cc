@@ -9,10 +9,6 @@ namespace ccscope::collectives {
 using core::Code;
 using core::Status;
 
-namespace {
-constexpr size_t kMaxSegmentBytes = 1 << 20;
-}  // namespace
-
 core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transports::Transport& t,
                                                                        const AlgorithmOptions& o,
                                                                        HarnessChannel* harness) {
@@ -68,13 +64,12 @@ bool ScheduleBackend::shareBuffers(CollectiveBackend& other, size_t max_bytes) {
 uint64_t ScheduleBackend::segmentElems(const OpConfig& cfg) const {
   size_t elem = core::dataTypeSize(cfg.dtype);
   size_t chunk_bytes = cfg.count * elem / std::max(1, size());
-  // Two segments per chunk already overlap reduction with transfer; more segments only add
-  // per-message cost, most of all when oversubscribed (docs/performance.md, "Allreduce ring vs
-  // Open MPI").
-  size_t min_seg = t_.caps().min_segment_bytes * (t_.oversubscribed() ? 2 : 1);
-  size_t seg_bytes = opts_.segment_bytes ? opts_.segment_bytes
-                                         : std::clamp(chunk_bytes / 2, min_seg,
-                                                      std::max(min_seg, kMaxSegmentBytes));
+  // More segments only add per-message cost, most of all when oversubscribed
+  // (docs/performance.md, "Allreduce ring vs Open MPI").
+  size_t seg_bytes =
+      opts_.segment_bytes
+          ? opts_.segment_bytes
+          : defaultSegmentBytes(chunk_bytes, t_.caps().min_segment_bytes, t_.oversubscribed());
   return std::max<size_t>(1, seg_bytes / elem);
 }
 

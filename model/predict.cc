@@ -129,14 +129,14 @@ core::Result<double> allreduceSchedule(const Topology& t, const Shape& s, const 
   in.ranks = s.n;
   in.elem = 4;
   in.count = std::max<uint64_t>(static_cast<uint64_t>(s.n), bytes / in.elem);
-  uint64_t chunk = in.count * in.elem / s.n, min_seg = t.min_segment_bytes;
-  uint64_t seg = std::clamp<uint64_t>(chunk / 2, min_seg, std::max<uint64_t>(min_seg, 1 << 20));
+  int on_machine = t.one_machine ? s.n : s.per_host;
+  size_t seg = collectives::defaultSegmentBytes(in.count * in.elem / s.n, t.min_segment_bytes,
+                                                t.cores > 0 && on_machine > t.cores);
   in.segment_elems = std::max<uint64_t>(1, seg / in.elem);
   for (int r = 0; r < s.n; ++r) in.host_of.push_back(r / t.ranks_per_host);
   in.cpu_driven = t.cpu_driven;
   in.cores = t.cores;
   if (t.one_machine) in.machine_of.assign(s.n, 0);
-  int on_machine = t.one_machine ? s.n : s.per_host;
   in.beyond_cache = beyondCache(kBuffersPerRank * on_machine * double(bytes), t.llc_bytes);
   Params p;
   p.alpha = {t.intra.alpha_s, s.inter_alpha};

@@ -105,8 +105,8 @@ class Simulation {
   void cpuBound(SimResult& r) const {
     if (in_.cores <= 0) return;
     std::vector<Counts> machine;
+    const auto& of = in_.machine_of.empty() ? in_.host_of : in_.machine_of;
     for (int rank = 0; rank < in_.ranks; ++rank) {
-      const auto& of = in_.machine_of.empty() ? in_.host_of : in_.machine_of;
       size_t m = of.empty() ? 0 : static_cast<size_t>(of[rank]);
       if (machine.size() <= m) machine.resize(m + 1, Counts{});
       for (int k = 0; k < kFeatures; ++k) machine[m][k] += work_[rank][k] / in_.cores;
@@ -227,6 +227,8 @@ core::Result<SimResult> simulate(const SimInput& in, const Params& p) {
     return Status(Code::kInvalidArgument, "simulate: no algorithm or no ranks");
   if (!in.host_of.empty() && static_cast<int>(in.host_of.size()) != in.ranks)
     return Status(Code::kInvalidArgument, "simulate: host_of must name every rank's host");
+  if (!in.machine_of.empty() && static_cast<int>(in.machine_of.size()) != in.ranks)
+    return Status(Code::kInvalidArgument, "simulate: machine_of must name every rank's machine");
   if (in.algo->collective == collectives::Collective::kAlltoallv)
     return Status(Code::kInvalidArgument, "simulate: all-to-allv needs its plan");
   return Simulation(in, p).run();

@@ -1,0 +1,54 @@
+#include "app/model_fit_record.h"
+
+namespace ccscope::app {
+
+namespace {
+
+// Bandwidths are written as GB/s, the unit people compare; 0 stands for "none".
+double gbps(double beta) { return beta > 0 ? 1e-9 / beta : 0; }
+double beta(double gbps) { return gbps > 0 ? 1e-9 / gbps : 0; }
+
+}  // namespace
+
+nlohmann::json fitRecordJson(const FitRecord& r) {
+  const model::Params& p = r.params;
+  return {{"type", "model_fit"},
+          {"transport", r.transport},
+          {"alpha_intra_us", p.alpha[model::kIntra] * 1e6},
+          {"bw_intra_gbps", gbps(p.beta[model::kIntra])},
+          {"alpha_inter_us", p.alpha[model::kInter] * 1e6},
+          {"bw_inter_gbps", gbps(p.beta[model::kInter])},
+          {"gamma_gbps", gbps(p.gamma)},
+          {"beyond_cache_gbps", gbps(p.delta)},
+          {"llc_bytes", r.llc_bytes},
+          {"fitted", r.fitted},
+          {"r2", r.r2},
+          {"max_abs_error", r.max_abs_error},
+          {"rows", r.rows},
+          {"cores", r.cores},
+          {"one_machine", r.one_machine},
+          {"min_segment_bytes", r.min_segment_bytes}};
+}
+
+FitRecord fitRecordFromJson(const nlohmann::json& j) {
+  FitRecord r;
+  r.transport = j.value("transport", std::string());
+  model::Params& p = r.params;
+  p.alpha = {j.value("alpha_intra_us", 0.0) * 1e-6, j.value("alpha_inter_us", 0.0) * 1e-6};
+  p.beta = {beta(j.value("bw_intra_gbps", 0.0)), beta(j.value("bw_inter_gbps", 0.0))};
+  p.gamma = beta(j.value("gamma_gbps", 0.0));
+  p.delta = beta(j.value("beyond_cache_gbps", 0.0));
+  if (auto f = j.find("fitted"); f != j.end() && f->is_array() && f->size() == r.fitted.size())
+    for (size_t i = 0; i < r.fitted.size(); ++i)
+      r.fitted[i] = (*f)[i].is_boolean() && bool((*f)[i]);
+  r.llc_bytes = j.value("llc_bytes", 0.0);
+  r.r2 = j.value("r2", 0.0);
+  r.max_abs_error = j.value("max_abs_error", 0.0);
+  r.rows = j.value("rows", size_t{0});
+  r.cores = j.value("cores", 0);
+  r.one_machine = j.value("one_machine", false);
+  r.min_segment_bytes = j.value("min_segment_bytes", uint64_t{64} << 10);
+  return r;
+}
+
+}  // namespace ccscope::app
