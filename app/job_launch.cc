@@ -37,13 +37,14 @@ core::Result<size_t> shmSingleCopyFromEnv() {
 transports::TransportOptions jobTransportOptions(const launch::LaunchInfo& info,
                                                  const launch::StoreClient& store,
                                                  const std::string& ifname, int tcp_streams,
+                                                 int ranks_on_machine,
                                                  size_t shm_single_copy_from) {
   transports::TransportOptions to;
-  to.local_ranks = info.size;
+  // Oversubscription is of a machine's cores: ranks of other machines do not count.
+  to.local_ranks = ranks_on_machine > 0 ? ranks_on_machine : info.size;
   to.streams = tcp_streams;
   to.ifname = ifname;
   to.listen_host = ifname.empty() ? store.localAddress() : "";
-  if (info.source == launch::LaunchSource::kLocal) to.local_ranks = info.size;
   to.single_copy_from = shm_single_copy_from;
   return to;
 }

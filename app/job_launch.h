@@ -29,12 +29,12 @@ bool launchedExternally();
 core::Result<size_t> shmSingleCopyFromEnv();
 // The options a rank of a bench or diagnose job makes its transports with: the interface
 // (--ifname, or else the address that reaches the store), tcp streams per peer, how many ranks
-// share this host when we launched them ourselves (0: the transport finds out), and the shm
-// single-copy threshold asked for (0: the transport's own).
+// share this rank's machine (gatherHosts; 0: unknown, the whole job), and the shm single-copy
+// threshold asked for (0: the transport's own).
 transports::TransportOptions jobTransportOptions(const launch::LaunchInfo& info,
                                                  const launch::StoreClient& store,
                                                  const std::string& ifname, int tcp_streams,
-                                                 size_t shm_single_copy_from);
+                                                 int ranks_on_machine, size_t shm_single_copy_from);
 // The host transport of the harness's own channel (collectives/harness_channel.h): shm when
 // every rank of the job runs on one host (`hosts`, one per rank, as every rank gathered them),
 // else tcp where the measured transport listens; its bootstrap keys and /dev/shm names carry the

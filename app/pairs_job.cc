@@ -144,9 +144,11 @@ class PairsRank {
 
 Status PairsRank::setUp() {
   CCSCOPE_RETURN_IF_ERROR(joinRendezvous(info_, o_.store_bind, o_.pair.timeout_s, rv_));
-  CCSCOPE_ASSIGN_OR_RETURN(hosts_, gatherHosts(*rv_.client, o_.pair.timeout_s));
-  auto t = transports::makeTransport(o_.transport,
-                                     jobTransportOptions(info_, *rv_.client, o_.ifname, 1, 0));
+  CCSCOPE_ASSIGN_OR_RETURN(GatheredHosts gathered, gatherHosts(*rv_.client, o_.pair.timeout_s));
+  hosts_ = gathered.labels;
+  auto t = transports::makeTransport(
+      o_.transport,
+      jobTransportOptions(info_, *rv_.client, o_.ifname, 1, gathered.on_this_machine, 0));
   if (!t) return t.status();
   t_ = std::move(*t);
   CCSCOPE_RETURN_IF_ERROR(t_->connect(*rv_.client, Deadline::afterSeconds(o_.pair.timeout_s))

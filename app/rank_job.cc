@@ -202,8 +202,12 @@ Status BenchRank::setUp() {
   launch::StoreClient& client = *rv_.client;
   fctx_.client = &client;
   client.setNoteProvider([this] { return diagnostics::flightSnapshot(recorder_); });
-  transports::TransportOptions measured =
-      jobTransportOptions(info_, client, o_.ifname, o_.tcp_streams, o_.shm_single_copy_from);
+  CCSCOPE_ASSIGN_OR_RETURN(GatheredHosts gathered, gatherHosts(client, cfg_.timeout_s));
+  hosts_ = gathered.labels;
+  fctx_.hosts = hosts_;
+  fctx_.host = hosts_[info_.rank];
+  transports::TransportOptions measured = jobTransportOptions(
+      info_, client, o_.ifname, o_.tcp_streams, gathered.on_this_machine, o_.shm_single_copy_from);
   measured.rdma_dev = o_.rdma_dev;
   measured.gid_index = o_.gid_index;
   measured.ucx_peer_errors = o_.ucx_peer_errors;
@@ -213,9 +217,6 @@ Status BenchRank::setUp() {
     Status s = transport_->connect(client, Deadline::afterSeconds(cfg_.timeout_s));
     if (!s.isOk()) return s.prepend(fmt::format("{} transport set-up", cfg_.transport));
   }
-  CCSCOPE_ASSIGN_OR_RETURN(hosts_, gatherHosts(client, cfg_.timeout_s));
-  fctx_.hosts = hosts_;
-  fctx_.host = hosts_[info_.rank];
   if (transport_) CCSCOPE_RETURN_IF_ERROR(connectHarness(measured));  // MPI keeps its own
   const int ranks_on_host =
       static_cast<int>(std::count(hosts_.begin(), hosts_.end(), hosts_[info_.rank]));

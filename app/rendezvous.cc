@@ -91,7 +91,7 @@ void lingerWhileOthersNeedTheStore(const Rendezvous& rv, int self) {
 
 // Every rank learns every rank's host label (launch/host_identity.h): a cut-off host names its
 // own ranks, and two hosts with one hostname stay two.
-core::Result<std::vector<std::string>> gatherHosts(launch::StoreClient& c, double timeout_s) {
+core::Result<GatheredHosts> gatherHosts(launch::StoreClient& c, double timeout_s) {
   launch::HostIdentity self = launch::localHostIdentity();
   self.addr = c.localAddress();
   CCSCOPE_RETURN_IF_ERROR(
@@ -102,7 +102,7 @@ core::Result<std::vector<std::string>> gatherHosts(launch::StoreClient& c, doubl
         std::string h, c.get(fmt::format("host/{}", r), core::Deadline::afterSeconds(timeout_s)));
     ids.push_back(launch::decodeHostIdentity(h));
   }
-  return launch::hostLabels(ids);
+  return GatheredHosts{launch::hostLabels(ids), launch::ranksOnMachineOf(ids, self)};
 }
 
 }  // namespace ccscope::app

@@ -24,7 +24,12 @@ core::Status joinRendezvous(launch::LaunchInfo info, const std::string& store_bi
 // The rank hosting the store stays (briefly) until the other ranks stopped too, so that they
 // can still ask it who failed instead of finding the store gone.
 void lingerWhileOthersNeedTheStore(const Rendezvous& rv, int self);
-// Every rank learns every rank's host label (launch/host_identity.h), through the store.
-core::Result<std::vector<std::string>> gatherHosts(launch::StoreClient& c, double timeout_s);
+// Every rank learns every rank's host label (launch/host_identity.h), through the store, and
+// how many ranks share its machine (its transports spin or sleep by that).
+struct GatheredHosts {
+  std::vector<std::string> labels;
+  int on_this_machine = 1;
+};
+core::Result<GatheredHosts> gatherHosts(launch::StoreClient& c, double timeout_s);
 
 }  // namespace ccscope::app

@@ -41,6 +41,15 @@ const HostIdentity& localHostIdentity() {
   return id;
 }
 
+int ranksOnMachineOf(const std::vector<HostIdentity>& ids, const HostIdentity& self) {
+  auto machine = [](const HostIdentity& id) {
+    return id.key.empty() ? "name:" + id.name : id.key.substr(0, id.key.find('/'));
+  };
+  const std::string mine = machine(self);
+  return static_cast<int>(std::count_if(
+      ids.begin(), ids.end(), [&](const HostIdentity& id) { return machine(id) == mine; }));
+}
+
 std::vector<std::string> hostLabels(const std::vector<HostIdentity>& ids) {
   // Per hostname, the keys seen in order; per key, the first address seen.
   std::map<std::string, std::vector<std::string>> keys_of_name;

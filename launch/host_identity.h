@@ -24,6 +24,10 @@ const HostIdentity& localHostIdentity();
 // told apart by name only.
 std::vector<std::string> hostLabels(const std::vector<HostIdentity>& ids);
 
+// How many entries run on the same machine as `self`: the same boot id, whatever their network
+// namespace or container (they share its cores); by hostname where a key is unknown.
+int ranksOnMachineOf(const std::vector<HostIdentity>& ids, const HostIdentity& self);
+
 // "name\tkey\taddr", the form gathered through the store, and back (a plain hostname parses
 // as a name with no key).
 std::string encodeHostIdentity(const HostIdentity& id);

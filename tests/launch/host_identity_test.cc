@@ -45,6 +45,18 @@ TEST(HostIdentityTest, EncodingRoundTripsAndAPlainNameParses) {
   EXPECT_TRUE(plain.key.empty());
 }
 
+TEST(HostIdentityTest, RanksOnAMachineCountNamespacesOfOneBootNotOtherMachines) {
+  // Two network namespaces of machine boot1 share its cores; boot2 is another machine.
+  const std::vector<HostIdentity> ids{{"h0", "boot1/net:1", ""},
+                                      {"h1", "boot1/net:2", ""},
+                                      {"h2", "boot2/net:1", ""},
+                                      {"h0", "boot1/net:1", ""},
+                                      {"old", "", ""}};
+  EXPECT_EQ(ranksOnMachineOf(ids, ids[0]), 3);
+  EXPECT_EQ(ranksOnMachineOf(ids, ids[2]), 1);
+  EXPECT_EQ(ranksOnMachineOf(ids, {"old", "", ""}), 1);
+}
+
 TEST(HostIdentityTest, ThisProcessHasANameAndAKey) {
   const HostIdentity& self = localHostIdentity();
   EXPECT_FALSE(self.name.empty());
