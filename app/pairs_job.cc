@@ -18,6 +18,8 @@ namespace ccscope::app {
 
 using burnin::Pair;
 using burnin::Round;
+
+constexpr int kRetestRepeats = 3;
 using core::Code;
 using core::Deadline;
 using core::Status;
@@ -54,12 +56,17 @@ Status runPairRounds(launch::StoreClient& c, transports::Transport& t,
     }
     CCSCOPE_RETURN_IF_ERROR(c.barrier(fmt::format("{}/round/{}", key, r),
                                       Deadline::afterSeconds(2 * settings.timeout_s)));
-    if (self != 0) continue;
-    for (const Pair& p : round) {
-      CCSCOPE_ASSIGN_OR_RETURN(std::string v, c.get(fmt::format("{}/{}/{}", key, r, p.first),
-                                                    Deadline::afterSeconds(settings.timeout_s)));
-      CCSCOPE_RETURN_IF_ERROR(on_pair(r, p, json::parse(v, nullptr, false)));
+    if (self == 0) {
+      for (const Pair& p : round) {
+        CCSCOPE_ASSIGN_OR_RETURN(std::string v, c.get(fmt::format("{}/{}/{}", key, r, p.first),
+                                                      Deadline::afterSeconds(settings.timeout_s)));
+        CCSCOPE_RETURN_IF_ERROR(on_pair(r, p, json::parse(v, nullptr, false)));
+      }
     }
+    // The next round waits for rank 0's records: writing them would take its host's CPU from
+    // the pairs measuring, most of all where ranks share few cores.
+    CCSCOPE_RETURN_IF_ERROR(c.barrier(fmt::format("{}/written/{}", key, r),
+                                      Deadline::afterSeconds(2 * settings.timeout_s)));
   }
   return Status::ok();
 }
@@ -94,27 +101,26 @@ Status PairsPhase::rounds(const std::vector<Round>& plan, bool retest) {
                        });
 }
 
-// Rank 0 judges the matrix, picks the suspects' retests and publishes them; every rank runs
-// them. The judgement after a retest may name suspects no retest covered: up to three passes,
-// until a pass plans nothing.
+// Rank 0 judges the matrix, picks the suspects' retests (with healthy controls) and publishes
+// them; every rank runs them three times: one more stall in a single retest would confirm what a
+// stall made. Retests stay out of the matrix, so one pass is all there is.
 Status PairsPhase::retestSuspects() {
-  for (int pass = 0; pass < 3; ++pass) {
-    const std::string key = fmt::format("{}/retest/{}", key_, pass);
-    if (root()) {
-      std::vector<Pair> pairs = o_.retest ? book_->retestPairs(o_) : std::vector<Pair>{};
-      json plan = json::array();
-      for (const Round& r : burnin::packRounds(pairs)) plan.push_back(r);
-      CCSCOPE_RETURN_IF_ERROR(c_.put(key, plan.dump()));
-      if (!pairs.empty())
-        std::printf("# retesting %zu suspect pair(s) against known-good partners\n", pairs.size());
-    }
-    CCSCOPE_ASSIGN_OR_RETURN(std::string text,
-                             c_.get(key, Deadline::afterSeconds(2 * o_.pair.timeout_s)));
-    const json plan = json::parse(text, nullptr, false);
-    if (!plan.is_array()) return Status(Code::kInternal, "pairs: rank 0 published no retest plan");
-    if (plan.empty()) return Status::ok();
-    CCSCOPE_RETURN_IF_ERROR(rounds(plan.get<std::vector<Round>>(), true));
+  const std::string key = key_ + "/retest";
+  if (root()) {
+    std::vector<Pair> pairs = o_.retest ? book_->retestPairs(o_) : std::vector<Pair>{};
+    json plan = json::array();
+    for (const Round& r : burnin::packRounds(pairs)) plan.push_back(r);
+    CCSCOPE_RETURN_IF_ERROR(c_.put(key, plan.dump()));
+    if (!pairs.empty())
+      std::printf("# retesting suspects %d times: %zu pair(s), healthy controls among them\n",
+                  kRetestRepeats, pairs.size());
   }
+  CCSCOPE_ASSIGN_OR_RETURN(std::string text,
+                           c_.get(key, Deadline::afterSeconds(2 * o_.pair.timeout_s)));
+  const json plan = json::parse(text, nullptr, false);
+  if (!plan.is_array()) return Status(Code::kInternal, "pairs: rank 0 published no retest plan");
+  for (int rep = 0; rep < kRetestRepeats && !plan.empty(); ++rep)
+    CCSCOPE_RETURN_IF_ERROR(rounds(plan.get<std::vector<Round>>(), true));
   return Status::ok();
 }
 

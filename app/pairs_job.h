@@ -36,8 +36,9 @@ class PairsBook;
 
 // Every rank: measures its pair of each round (if it has one; `settings` per pair), the lead
 // publishing the figures under "<key>/<n>/<lead>" for the round's number n (from `round_no`,
-// which counts on); all meet at the round's barrier, and then rank 0 hands every pair of the
-// round to `on_pair` with its figures (JSON as pairsFiguresJson makes them).
+// which counts on); all meet at the round's barrier, then rank 0 hands every pair of the round
+// to `on_pair` with its figures (JSON as pairsFiguresJson makes them), and all meet again before
+// the next round.
 core::Status runPairRounds(
     launch::StoreClient& c, transports::Transport& t, const transports::MemoryRegion& buf,
     const std::vector<burnin::Round>& rounds, const burnin::PairSettings& settings,

@@ -22,22 +22,31 @@ class PairsBook {
   nlohmann::json runRecord(const PairsOptions& o, const std::vector<burnin::Round>& rounds) const;
   // The `pair` record of one measured pair (figures as the lead published them).
   nlohmann::json add(int round, bool retest, const burnin::Pair& p, const nlohmann::json& figures);
-  // Suspect links again, and suspect hosts against two known-good partners each; a pair
-  // retested before is not planned again (the analysis after a retest can name new suspects).
+  // Suspect links again, suspect hosts against two known-good partners each, and up to two
+  // pairs of known-good units as controls; a pair retested before is not planned again.
   std::vector<burnin::Pair> retestPairs(const PairsOptions& o);
   // Prints and records the verdicts; returns the `pairs_summary` record.
   nlohmann::json finish(const PairsOptions& o, reports::JsonLinesWriter* json) const;
 
  private:
   burnin::MatrixFit fit(bool latency, const PairsOptions& o) const;
+  // A finding stands only if its own retests agree, judged against the controls measured with
+  // them (the population's typical pair without controls): a figure that one scheduler stall
+  // set is not measured again. 0: confirmed or not retested; else the retests' share.
+  double clearedByRetest(const burnin::Finding& f, bool latency, const burnin::MatrixFit& fit,
+                         const PairsOptions& o) const;
   bool partners(int unit_a, int unit_b) const;
+  void planControls(const std::set<int>& flagged, std::set<burnin::Pair>& out);
 
   std::vector<std::string> hosts_;           // per rank
   std::vector<std::string> units_;           // the units in the plan
   std::vector<int> unit_of_;                 // per rank: its unit, -1 when not in the plan
   std::vector<int> rep_;                     // per unit: the rank standing for it
   std::vector<int> local_index_;             // per rank: its order among its host's ranks (rails)
-  std::vector<burnin::PairValue> bw_, lat_;  // per pair measured: GB/s one way, 1 / p99
+  std::vector<burnin::PairValue> bw_, lat_;  // per pair of the plan: GB/s one way, 1 / p99
+  // Retests: of suspects, and of healthy control pairs measured alongside them.
+  std::vector<burnin::PairValue> retest_bw_, retest_lat_, control_bw_, control_lat_;
+  std::set<burnin::Pair> controls_;
   std::set<burnin::Pair> retested_;
   bool rails_ = false;  // partners within a rail only
 };

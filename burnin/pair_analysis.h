@@ -41,7 +41,7 @@ struct MatrixFit {
   std::string note;                         // why nothing could be judged, if so
 };
 
-// `values` may hold a pair more than once (a retest): the best figure counts.
+// `values` may hold a pair more than once (measured again): the best figure counts.
 MatrixFit analyzeMatrix(int units, const std::vector<PairValue>& values, const Thresholds& t);
 
 }  // namespace ccscope::burnin
