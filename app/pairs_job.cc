@@ -18,12 +18,12 @@ namespace ccscope::app {
 
 using burnin::Pair;
 using burnin::Round;
-
-constexpr int kRetestRepeats = 3;
 using core::Code;
 using core::Deadline;
 using core::Status;
 using nlohmann::json;
+
+constexpr int kRetestRepeats = 3;
 
 json pairsFiguresJson(const burnin::PairFigures& f) {
   return {{"bw_uni_gbps", f.uni_gbps},

@@ -42,8 +42,10 @@ const HostIdentity& localHostIdentity() {
 }
 
 int ranksOnMachineOf(const std::vector<HostIdentity>& ids, const HostIdentity& self) {
+  // The boot id is the key up to '/'; without one, the hostname stands for the machine.
   auto machine = [](const HostIdentity& id) {
-    return id.key.empty() ? "name:" + id.name : id.key.substr(0, id.key.find('/'));
+    const std::string boot = id.key.substr(0, id.key.find('/'));
+    return boot.empty() ? "name:" + id.name : boot;
   };
   const std::string mine = machine(self);
   return static_cast<int>(std::count_if(

@@ -47,14 +47,13 @@ TEST(HostIdentityTest, EncodingRoundTripsAndAPlainNameParses) {
 
 TEST(HostIdentityTest, RanksOnAMachineCountNamespacesOfOneBootNotOtherMachines) {
   // Two network namespaces of machine boot1 share its cores; boot2 is another machine.
-  const std::vector<HostIdentity> ids{{"h0", "boot1/net:1", ""},
-                                      {"h1", "boot1/net:2", ""},
-                                      {"h2", "boot2/net:1", ""},
-                                      {"h0", "boot1/net:1", ""},
-                                      {"old", "", ""}};
+  const std::vector<HostIdentity> ids{{"h0", "boot1/net:1", ""}, {"h1", "boot1/net:2", ""},
+                                      {"h2", "boot2/net:1", ""}, {"h0", "boot1/net:1", ""},
+                                      {"old", "", ""},           {"noboot", "/net:9", ""}};
   EXPECT_EQ(ranksOnMachineOf(ids, ids[0]), 3);
   EXPECT_EQ(ranksOnMachineOf(ids, ids[2]), 1);
   EXPECT_EQ(ranksOnMachineOf(ids, {"old", "", ""}), 1);
+  EXPECT_EQ(ranksOnMachineOf(ids, {"noboot", "/net:9", ""}), 1);
 }
 
 TEST(HostIdentityTest, ThisProcessHasANameAndAKey) {
