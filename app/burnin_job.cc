@@ -63,7 +63,7 @@ class BurninRank {
   launch::LaunchInfo info_;
   Rendezvous rv_;
   std::vector<std::string> hosts_;
-  int on_this_machine_ = 0;
+  int most_on_one_machine_ = 0;
   transports::TransportOptions measured_;
   std::unique_ptr<transports::Transport> t_;
   std::unique_ptr<collectives::HarnessChannel> harness_;
@@ -80,7 +80,7 @@ Status BurninRank::setUp() {
   CCSCOPE_RETURN_IF_ERROR(joinRendezvous(info_, o_.store_bind, p_.timeout_s, rv_));
   CCSCOPE_ASSIGN_OR_RETURN(GatheredHosts gathered, gatherHosts(*rv_.client, p_.timeout_s));
   hosts_ = gathered.labels;
-  on_this_machine_ = gathered.on_this_machine;
+  most_on_one_machine_ = gathered.most_on_one_machine;
   if (root() && !o_.json_path.empty()) {
     CCSCOPE_ASSIGN_OR_RETURN(json_, reports::JsonLinesWriter::open(o_.json_path));
   }
@@ -145,7 +145,7 @@ Status BurninRank::preflight(std::vector<std::string>& reasons) {
 }
 
 Status BurninRank::connect() {
-  measured_ = jobTransportOptions(info_, *rv_.client, p_.ifname, 1, on_this_machine_, 0);
+  measured_ = jobTransportOptions(info_, *rv_.client, p_.ifname, 1, most_on_one_machine_, 0);
   CCSCOPE_ASSIGN_OR_RETURN(t_, transports::makeTransport(p_.transport, measured_));
   CCSCOPE_RETURN_IF_ERROR(t_->connect(*rv_.client, Deadline::afterSeconds(p_.timeout_s))
                               .prepend(fmt::format("{} transport set-up", p_.transport)));

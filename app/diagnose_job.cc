@@ -50,7 +50,7 @@ struct RankState {
   std::vector<ProbeResult> results;  // rank 0
   std::vector<json> connects;        // rank 0: every rank's tcp connect outcome
   std::vector<json> pairs;           // rank 0: every rank's pair measurements
-  int on_this_machine = 0;           // ranks sharing this rank's machine, once hosts are known
+  int most_on_one_machine = 0;       // the most ranks on one machine, once hosts are known
   bool root() const { return c.rank() == 0; }
   double wait(DiagPhase p, int transports = 0) const {
     return diagPhaseSeconds(p, o.probe.timeout_s, c.size(), transports);
@@ -113,7 +113,7 @@ void exchangeHosts(RankState& st) {
     for (const json& h : st.collect("host", Layer::kBootstrap, "rendezvous"))
       ids.push_back(identityOf(h));
     st.hosts = launch::hostLabels(ids);
-    st.on_this_machine = launch::ranksOnMachineOf(ids, self);
+    st.most_on_one_machine = launch::mostRanksOnOneMachine(ids);
     st.results.push_back({Layer::kBootstrap,
                           "rendezvous",
                           ProbeOutcome::kPass,
@@ -129,7 +129,7 @@ void exchangeHosts(RankState& st) {
     ids.push_back(identityOf(h ? json::parse(*h, nullptr, false) : json()));
   }
   st.hosts = launch::hostLabels(ids);
-  st.on_this_machine = launch::ranksOnMachineOf(ids, self);
+  st.most_on_one_machine = launch::mostRanksOnOneMachine(ids);
 }
 
 diagnostics::MpiState mpiState(const launch::LaunchInfo& info, std::string& version) {
@@ -171,7 +171,7 @@ void localAndLibraries(RankState& st, const launch::LaunchInfo& info) {
 Status connectTransport(RankState& st, const std::string& name, double timeout_s,
                         std::unique_ptr<transports::Transport>& out) {
   auto t = transports::makeTransport(
-      name, jobTransportOptions(st.info, st.c, st.o.probe.ifname, 1, st.on_this_machine,
+      name, jobTransportOptions(st.info, st.c, st.o.probe.ifname, 1, st.most_on_one_machine,
                                 st.o.shm_single_copy_from));
   Status s = t ? (*t)->connect(st.c, Deadline::afterSeconds(timeout_s)) : t.status();
   if (t) out = std::move(*t);

@@ -40,7 +40,7 @@ transports::TransportOptions jobTransportOptions(const launch::LaunchInfo& info,
                                                  int ranks_on_machine,
                                                  size_t shm_single_copy_from) {
   transports::TransportOptions to;
-  // Oversubscription is of a machine's cores: ranks of other machines do not count.
+  // Oversubscription is of a machine's cores: the busiest machine's ranks, not the job's.
   to.local_ranks = ranks_on_machine > 0 ? ranks_on_machine : info.size;
   to.streams = tcp_streams;
   to.ifname = ifname;

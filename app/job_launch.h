@@ -29,7 +29,7 @@ bool launchedExternally();
 core::Result<size_t> shmSingleCopyFromEnv();
 // The options a rank of a bench or diagnose job makes its transports with: the interface
 // (--ifname, or else the address that reaches the store), tcp streams per peer, how many ranks
-// share this rank's machine (gatherHosts; 0: unknown, the whole job), and the shm single-copy
+// the busiest machine runs (gatherHosts; 0: unknown, the whole job), and the shm single-copy
 // threshold asked for (0: the transport's own).
 transports::TransportOptions jobTransportOptions(const launch::LaunchInfo& info,
                                                  const launch::StoreClient& store,

@@ -154,7 +154,7 @@ Status PairsRank::setUp() {
   hosts_ = gathered.labels;
   auto t = transports::makeTransport(
       o_.transport,
-      jobTransportOptions(info_, *rv_.client, o_.ifname, 1, gathered.on_this_machine, 0));
+      jobTransportOptions(info_, *rv_.client, o_.ifname, 1, gathered.most_on_one_machine, 0));
   if (!t) return t.status();
   t_ = std::move(*t);
   CCSCOPE_RETURN_IF_ERROR(t_->connect(*rv_.client, Deadline::afterSeconds(o_.pair.timeout_s))

@@ -206,8 +206,9 @@ Status BenchRank::setUp() {
   hosts_ = gathered.labels;
   fctx_.hosts = hosts_;
   fctx_.host = hosts_[info_.rank];
-  transports::TransportOptions measured = jobTransportOptions(
-      info_, client, o_.ifname, o_.tcp_streams, gathered.on_this_machine, o_.shm_single_copy_from);
+  transports::TransportOptions measured =
+      jobTransportOptions(info_, client, o_.ifname, o_.tcp_streams, gathered.most_on_one_machine,
+                          o_.shm_single_copy_from);
   measured.rdma_dev = o_.rdma_dev;
   measured.gid_index = o_.gid_index;
   measured.ucx_peer_errors = o_.ucx_peer_errors;

@@ -25,10 +25,11 @@ core::Status joinRendezvous(launch::LaunchInfo info, const std::string& store_bi
 // can still ask it who failed instead of finding the store gone.
 void lingerWhileOthersNeedTheStore(const Rendezvous& rv, int self);
 // Every rank learns every rank's host label (launch/host_identity.h), through the store, and
-// how many ranks share its machine (its transports spin or sleep by that).
+// the most ranks any one machine runs (transports spin or sleep, and schedules size their
+// segments, by that; the same on every rank, so ranks agree).
 struct GatheredHosts {
   std::vector<std::string> labels;
-  int on_this_machine = 1;
+  int most_on_one_machine = 1;
 };
 core::Result<GatheredHosts> gatherHosts(launch::StoreClient& c, double timeout_s);
 

@@ -41,15 +41,15 @@ const HostIdentity& localHostIdentity() {
   return id;
 }
 
-int ranksOnMachineOf(const std::vector<HostIdentity>& ids, const HostIdentity& self) {
+int mostRanksOnOneMachine(const std::vector<HostIdentity>& ids) {
   // The boot id is the key up to '/'; without one, the hostname stands for the machine.
-  auto machine = [](const HostIdentity& id) {
+  std::map<std::string, int> per_machine;
+  int most = 0;
+  for (const HostIdentity& id : ids) {
     const std::string boot = id.key.substr(0, id.key.find('/'));
-    return boot.empty() ? "name:" + id.name : boot;
-  };
-  const std::string mine = machine(self);
-  return static_cast<int>(std::count_if(
-      ids.begin(), ids.end(), [&](const HostIdentity& id) { return machine(id) == mine; }));
+    most = std::max(most, ++per_machine[boot.empty() ? "name:" + id.name : boot]);
+  }
+  return most;
 }
 
 std::vector<std::string> hostLabels(const std::vector<HostIdentity>& ids) {

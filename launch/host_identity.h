@@ -24,9 +24,10 @@ const HostIdentity& localHostIdentity();
 // told apart by name only.
 std::vector<std::string> hostLabels(const std::vector<HostIdentity>& ids);
 
-// How many entries run on the same machine as `self`: the same boot id, whatever their network
-// namespace or container (they share its cores); by hostname where a key is unknown.
-int ranksOnMachineOf(const std::vector<HostIdentity>& ids, const HostIdentity& self);
+// The most entries that run on one machine: the same boot id, whatever their network namespace
+// or container (they share its cores); by hostname where a key has no boot id. Every rank
+// computes the same figure, so decisions made from it (segment sizes) agree across ranks.
+int mostRanksOnOneMachine(const std::vector<HostIdentity>& ids);
 
 // "name\tkey\taddr", the form gathered through the store, and back (a plain hostname parses
 // as a name with no key).

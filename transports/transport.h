@@ -42,7 +42,7 @@ struct Capabilities {
 };
 
 struct TransportOptions {
-  int local_ranks = 1;          // ranks on this host (for the spin policy)
+  int local_ranks = 1;          // most ranks on one machine (spin policy, segment doubling)
   int streams = 1;              // tcp: connections per peer
   std::string ifname;           // tcp: interface to listen on ("" = the one reaching the store)
   std::string listen_host;      // tcp: explicit address to listen on

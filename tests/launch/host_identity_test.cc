@@ -47,13 +47,19 @@ TEST(HostIdentityTest, EncodingRoundTripsAndAPlainNameParses) {
 
 TEST(HostIdentityTest, RanksOnAMachineCountNamespacesOfOneBootNotOtherMachines) {
   // Two network namespaces of machine boot1 share its cores; boot2 is another machine.
-  const std::vector<HostIdentity> ids{{"h0", "boot1/net:1", ""}, {"h1", "boot1/net:2", ""},
-                                      {"h2", "boot2/net:1", ""}, {"h0", "boot1/net:1", ""},
-                                      {"old", "", ""},           {"noboot", "/net:9", ""}};
-  EXPECT_EQ(ranksOnMachineOf(ids, ids[0]), 3);
-  EXPECT_EQ(ranksOnMachineOf(ids, ids[2]), 1);
-  EXPECT_EQ(ranksOnMachineOf(ids, {"old", "", ""}), 1);
-  EXPECT_EQ(ranksOnMachineOf(ids, {"noboot", "/net:9", ""}), 1);
+  EXPECT_EQ(mostRanksOnOneMachine({{"h0", "boot1/net:1", ""},
+                                   {"h1", "boot1/net:2", ""},
+                                   {"h2", "boot2/net:1", ""},
+                                   {"h0", "boot1/net:1", ""}}),
+            3);
+  EXPECT_EQ(mostRanksOnOneMachine({{"a", "boot1/net:1", ""},
+                                   {"b", "boot2/net:1", ""},
+                                   {"c", "boot2/net:2", ""},
+                                   {"d", "boot3/net:1", ""}}),
+            2);
+  // Without a boot id, the hostname tells machines apart.
+  EXPECT_EQ(mostRanksOnOneMachine({{"old", "", ""}, {"x", "/net:9", ""}, {"y", "/net:9", ""}}), 1);
+  EXPECT_EQ(mostRanksOnOneMachine({}), 0);
 }
 
 TEST(HostIdentityTest, ThisProcessHasANameAndAKey) {
