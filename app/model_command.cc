@@ -78,8 +78,14 @@ void addRun(const reports::RunRecords& run, const FitFlags& f,
     t.rows.push_back(std::move(r));
     t.labels.push_back(fmt::format("{} {} np{} {}", m.collective, m.algorithm, m.ranks,
                                    core::formatBytes(m.bytes)));
-    // Where ranks outnumbered cores the default segment was doubled (defaultSegmentBytes).
-    uint64_t floor = m.segment_bytes / (f.cores > 0 && per_machine > f.cores ? 2 : 1);
+    // Where ranks outnumbered cores the default segment was doubled (defaultSegmentBytes); a
+    // segment the rule would not have made (--segment) is taken as it is.
+    uint64_t floor = m.segment_bytes;
+    const uint64_t chunk = m.count * core::dataTypeSize(*core::parseDataType(m.dtype)) /
+                           static_cast<uint64_t>(std::max(1, m.ranks));
+    if (f.cores > 0 && per_machine > f.cores &&
+        collectives::defaultSegmentBytes(chunk, floor / 2, true) == floor)
+      floor /= 2;
     t.min_segment = t.min_segment ? std::min(t.min_segment, floor) : floor;
   }
 }

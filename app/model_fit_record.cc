@@ -47,7 +47,7 @@ FitRecord fitRecordFromJson(const nlohmann::json& j) {
   r.rows = j.value("rows", size_t{0});
   r.cores = j.value("cores", 0);
   r.one_machine = j.value("one_machine", false);
-  r.min_segment_bytes = j.value("min_segment_bytes", uint64_t{64} << 10);
+  r.min_segment_bytes = j.value("min_segment_bytes", r.min_segment_bytes);
   return r;
 }
 

@@ -20,7 +20,7 @@ struct FitRecord {
   size_t rows = 0;
   int cores = 0;  // CPUs the ranks of a host shared (0: not modelled)
   bool one_machine = false;
-  uint64_t min_segment_bytes = 0;  // the transport's, where ranks did not outnumber cores
+  uint64_t min_segment_bytes = uint64_t{64} << 10;  // the transport's (64 KiB: unknown)
 };
 
 nlohmann::json fitRecordJson(const FitRecord& r);

@@ -30,11 +30,10 @@ class PairsBook {
 
  private:
   burnin::MatrixFit fit(bool latency, const PairsOptions& o) const;
-  // A finding stands only if its own retests agree, judged against the controls measured with
-  // them (the population's typical pair without controls): a figure that one scheduler stall
-  // set is not measured again. 0: confirmed or not retested; else the retests' share.
-  double clearedByRetest(const burnin::Finding& f, bool latency, const burnin::MatrixFit& fit,
-                         const PairsOptions& o) const;
+  // A finding stands only if its own retests agree, judged against the healthy controls
+  // measured with them: a figure that one scheduler stall set is not measured again. 0:
+  // confirmed, or no retest or no control to judge by; else the retests' share.
+  double clearedByRetest(const burnin::Finding& f, bool latency, const PairsOptions& o) const;
   bool partners(int unit_a, int unit_b) const;
   void planControls(const std::set<int>& flagged, std::set<burnin::Pair>& out);
 

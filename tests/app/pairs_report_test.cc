@@ -12,15 +12,17 @@ using burnin::Pair;
 using burnin::Round;
 using nlohmann::json;
 
-// Six hosts, one rank each, every pair once (15 pairs); host h0's p99 is `h0_p99` on all of its
-// links, the others' 100 us. Then the retests the book plans: h0's at `retest_p99`, the other
-// (control) pairs at `control_p99`.
-json judge(double h0_p99, double retest_p99, double control_p99 = 100) {
+// `units` hosts, one rank each, every pair once; host h0's p99 is `h0_p99` on all of its links,
+// the others' 100 us. Then the retests the book plans: h0's at `retest_p99`, the other (control)
+// pairs at `control_p99`. `planned`: how many retest pairs there were.
+json judge(double h0_p99, double retest_p99, double control_p99 = 100, int units = 6,
+           size_t* planned = nullptr) {
   PairsOptions o;
-  const std::vector<std::string> hosts{"h0", "h1", "h2", "h3", "h4", "h5"};
+  std::vector<std::string> hosts;
+  for (int u = 0; u < units; ++u) hosts.push_back("h" + std::to_string(u));
   std::vector<Round> plan;
-  for (int a = 0; a < 6; ++a)
-    for (int b = a + 1; b < 6; ++b) plan.push_back({{a, b}});
+  for (int a = 0; a < units; ++a)
+    for (int b = a + 1; b < units; ++b) plan.push_back({{a, b}});
   PairsBook book;
   book.start(o, hosts, plan);
   auto figures = [](double p99) { return json{{"bw_uni_gbps", 1.0}, {"p99_us", p99}}; };
@@ -34,6 +36,7 @@ json judge(double h0_p99, double retest_p99, double control_p99 = 100) {
     book.add(round++, true, p, figures(p.first == 0 ? retest_p99 : control_p99));
   }
   EXPECT_TRUE(retests.empty() || controls >= 1) << "a healthy control pair alongside";
+  if (planned) *planned = retests.size();
   return book.finish(o, nullptr);
 }
 
@@ -56,8 +59,19 @@ TEST(PairsReportTest, RetestsAreJudgedAgainstTheControlsMeasuredWithThem) {
   EXPECT_EQ(judge(500, 25, 20)["hosts"]["h0"], "pass");
 }
 
+TEST(PairsReportTest, FiveUnitsTakeTheSecondControlFromTheRetestPartners) {
+  // One suspect and its two partners leave two units, one control pair; the partners make the
+  // second.
+  size_t planned = 0;
+  EXPECT_EQ(judge(500, 100, 20, 5, &planned)["hosts"]["h0"], "degraded");
+  EXPECT_EQ(planned, 4u) << "two retests and two controls";
+  EXPECT_EQ(judge(500, 25, 20, 5)["hosts"]["h0"], "pass");
+}
+
 TEST(PairsReportTest, AHealthyMatrixPlansNoRetestAndPasses) {
-  const json summary = judge(100, 100);
+  size_t planned = 99;
+  const json summary = judge(100, 100, 100, 6, &planned);
+  EXPECT_EQ(planned, 0u);
   EXPECT_EQ(pairsVerdictCount(summary), 0);
 }
 
