@@ -19,6 +19,7 @@ json judge(double h0_p99, double retest_p99, double control_p99 = 100, int units
            size_t* planned = nullptr) {
   PairsOptions o;
   std::vector<std::string> hosts;
+  hosts.reserve(units);
   for (int u = 0; u < units; ++u) hosts.push_back("h" + std::to_string(u));
   std::vector<Round> plan;
   for (int a = 0; a < units; ++a)
