@@ -65,7 +65,8 @@ void addRun(const reports::RunRecords& run, const FitFlags& f,
     r.sim.algo = algo;
     r.sim.ranks = m.ranks;
     r.sim.count = m.count;
-    r.sim.elem = core::dataTypeSize(*core::parseDataType(m.dtype));
+    const size_t elem = core::dataTypeSize(*core::parseDataType(m.dtype));
+    r.sim.elem = elem;
     r.sim.segment_elems = std::max<uint64_t>(1, m.segment_bytes / r.sim.elem);
     for (const auto& h : hosts) r.sim.host_of.push_back(index[h]);
     r.sim.cpu_driven = m.path != "device";  // host buffers, or staged through them
@@ -81,16 +82,13 @@ void addRun(const reports::RunRecords& run, const FitFlags& f,
     // Where ranks outnumbered cores the default segment was doubled (defaultSegmentBytes); a
     // segment the rule would not have made (--segment) is taken as it is.
     uint64_t floor = m.segment_bytes;
-    const uint64_t chunk = m.count * core::dataTypeSize(*core::parseDataType(m.dtype)) /
-                           static_cast<uint64_t>(std::max(1, m.ranks));
+    const uint64_t chunk = m.count * elem / static_cast<uint64_t>(std::max(1, m.ranks));
     if (f.cores > 0 && per_machine > f.cores &&
         collectives::defaultSegmentBytes(chunk, floor / 2, true) == floor)
       floor /= 2;
     t.min_segment = t.min_segment ? std::min(t.min_segment, floor) : floor;
   }
 }
-
-double gbps(double beta) { return beta > 0 ? 1e-9 / beta : 0; }
 
 FitRecord fitRecord(const std::string& transport, const model::Fit& fit, const TransportRows& t,
                     const FitFlags& f) {
@@ -102,16 +100,16 @@ void printFit(const std::string& transport, const model::Fit& fit, const Transpo
   const auto& p = fit.params;
   auto hop = [&](model::HopClass c) {
     return fit.fitted[model::byteIndex(c)]
-               ? fmt::format("alpha {:.2f} us, {:.3g} GB/s", p.alpha[c] * 1e6, gbps(p.beta[c]))
+               ? fmt::format("alpha {:.2f} us, {:.3g} GB/s", p.alpha[c] * 1e6, gbpsOf(p.beta[c]))
                : std::string("no rows");
   };
   fmt::print("{}: {} rows from {} runs, R2 {:.4f} (log time), max error {:.1f}%\n", transport,
              t.rows.size(), t.runs, fit.r2, fit.max_abs_error * 100);
   fmt::print("  within a host: {}; between hosts: {}; reduction {:.3g} GB/s\n", hop(model::kIntra),
-             hop(model::kInter), gbps(p.gamma));
+             hop(model::kInter), gbpsOf(p.gamma));
   if (fit.llc_bytes > 0)
     fmt::print("  beyond a {} cache: {:.3g} GB/s more per byte\n",
-               core::formatBytes(static_cast<uint64_t>(fit.llc_bytes)), gbps(p.delta));
+               core::formatBytes(static_cast<uint64_t>(fit.llc_bytes)), gbpsOf(p.delta));
   fmt::print("  {:<36} {:>12} {:>12} {:>7}\n", "row", "measured us", "model us", "error");
   for (size_t i = 0; i < fit.rows.size(); ++i)
     fmt::print("  {:<36} {:>12.1f} {:>12.1f} {:>+6.1f}%\n", t.labels[i],

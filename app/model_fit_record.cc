@@ -4,22 +4,23 @@ namespace ccscope::app {
 
 namespace {
 
-// Bandwidths are written as GB/s, the unit people compare; 0 stands for "none".
-double gbps(double beta) { return beta > 0 ? 1e-9 / beta : 0; }
 double beta(double gbps) { return gbps > 0 ? 1e-9 / gbps : 0; }
 
 }  // namespace
+
+// Bandwidths are written as GB/s, the unit people compare; 0 stands for "none".
+double gbpsOf(double beta) { return beta > 0 ? 1e-9 / beta : 0; }
 
 nlohmann::json fitRecordJson(const FitRecord& r) {
   const model::Params& p = r.params;
   return {{"type", "model_fit"},
           {"transport", r.transport},
           {"alpha_intra_us", p.alpha[model::kIntra] * 1e6},
-          {"bw_intra_gbps", gbps(p.beta[model::kIntra])},
+          {"bw_intra_gbps", gbpsOf(p.beta[model::kIntra])},
           {"alpha_inter_us", p.alpha[model::kInter] * 1e6},
-          {"bw_inter_gbps", gbps(p.beta[model::kInter])},
-          {"gamma_gbps", gbps(p.gamma)},
-          {"beyond_cache_gbps", gbps(p.delta)},
+          {"bw_inter_gbps", gbpsOf(p.beta[model::kInter])},
+          {"gamma_gbps", gbpsOf(p.gamma)},
+          {"beyond_cache_gbps", gbpsOf(p.delta)},
           {"llc_bytes", r.llc_bytes},
           {"fitted", r.fitted},
           {"r2", r.r2},

@@ -23,6 +23,9 @@ struct FitRecord {
   uint64_t min_segment_bytes = uint64_t{64} << 10;  // the transport's (64 KiB: unknown)
 };
 
+// GB/s of a per-byte cost, as records and printouts give it (0: none).
+double gbpsOf(double beta);
+
 nlohmann::json fitRecordJson(const FitRecord& r);
 // Fields it lacks keep their defaults (a record of another version still reads).
 FitRecord fitRecordFromJson(const nlohmann::json& j);

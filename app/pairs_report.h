@@ -23,7 +23,7 @@ class PairsBook {
   // The `pair` record of one measured pair (figures as the lead published them).
   nlohmann::json add(int round, bool retest, const burnin::Pair& p, const nlohmann::json& figures);
   // Suspect links again, suspect hosts against two known-good partners each, and up to two
-  // pairs of known-good units as controls; a pair retested before is not planned again.
+  // pairs of known-good units as controls, each pair once (called once per run).
   std::vector<burnin::Pair> retestPairs(const PairsOptions& o);
   // Prints and records the verdicts; returns the `pairs_summary` record.
   nlohmann::json finish(const PairsOptions& o, reports::JsonLinesWriter* json) const;
@@ -46,7 +46,6 @@ class PairsBook {
   // Retests: of suspects, and of healthy control pairs measured alongside them.
   std::vector<burnin::PairValue> retest_bw_, retest_lat_, control_bw_, control_lat_;
   std::set<burnin::Pair> controls_;
-  std::set<burnin::Pair> retested_;
   bool rails_ = false;  // partners within a rail only
 };
 
