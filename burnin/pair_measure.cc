@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 namespace ccscope::burnin {
@@ -13,6 +14,8 @@ namespace {
 
 constexpr uint32_t kTagPing = 0x7101, kTagData = 0x7102, kTagAck = 0x7103, kTagCount = 0x7104;
 constexpr int kMaxMessages = 4096;
+constexpr int kBatches = 8;
+constexpr double kOverrun = 4;
 
 struct Io {
   transports::Transport& t;
@@ -62,19 +65,15 @@ Status latency(Io& io, bool lead, int iters, PairFigures& f) {
   return Status::ok();
 }
 
-// `count` messages lead -> partner, acknowledged; seconds as the lead saw them.
-Status oneWay(Io& io, bool lead, size_t bytes, int count, double& seconds) {
-  const int64_t t0 = core::nowNs();
+// `count` messages lead -> partner, then the partner's acknowledgement.
+Status oneWay(Io& io, bool lead, size_t bytes, int count) {
   for (int i = 0; i < count; ++i)
     CCSCOPE_RETURN_IF_ERROR(lead ? io.send(kTagData, 0, bytes) : io.recv(kTagData, 0, bytes));
-  CCSCOPE_RETURN_IF_ERROR(lead ? io.recv(kTagAck, 0, 8) : io.send(kTagAck, 0, 8));
-  seconds = static_cast<double>(core::nowNs() - t0) / 1e9;
-  return Status::ok();
+  return lead ? io.recv(kTagAck, 0, 8) : io.send(kTagAck, 0, 8);
 }
 
 // `count` messages each way at once, a send and a receive in flight on each side.
-Status bothWays(Io& io, size_t bytes, int count, double& seconds) {
-  const int64_t t0 = core::nowNs();
+Status bothWays(Io& io, size_t bytes, int count) {
   for (int i = 0; i < count; ++i) {
     CCSCOPE_ASSIGN_OR_RETURN(auto r, io.t.postRecv(io.peer, kTagData, io.buf, bytes, bytes));
     CCSCOPE_ASSIGN_OR_RETURN(auto s, io.t.postSend(io.peer, kTagData, io.buf, 0, bytes));
@@ -82,6 +81,27 @@ Status bothWays(Io& io, size_t bytes, int count, double& seconds) {
     Status rs = io.t.waitOrCancel(r, Deadline::afterSeconds(io.timeout_s));
     CCSCOPE_RETURN_IF_ERROR(ss);
     CCSCOPE_RETURN_IF_ERROR(rs);
+  }
+  return Status::ok();
+}
+
+// Up to `count` messages in kBatches batches; before each the lead says how many follow (0: none)
+// and stops once kOverrun x `target` seconds have passed. A link that slows in the middle of a
+// test (100x under a tbf) ends it a batch later rather than after the whole calibrated count.
+Status timed(Io& io, bool lead, int count, double target, const std::function<Status(int)>& batch,
+             int& done, double& seconds) {
+  const int64_t t0 = core::nowNs();
+  const int per = std::max(1, (count + kBatches - 1) / kBatches);
+  done = 0;
+  for (;;) {
+    const double elapsed = static_cast<double>(core::nowNs() - t0) / 1e9;
+    int next = done < count && (done == 0 || elapsed < kOverrun * target)
+                   ? std::min(per, count - done)
+                   : 0;
+    CCSCOPE_RETURN_IF_ERROR(io.agree(lead, next));
+    if (next <= 0) break;
+    CCSCOPE_RETURN_IF_ERROR(batch(next));
+    done += next;
   }
   seconds = static_cast<double>(core::nowNs() - t0) / 1e9;
   return Status::ok();
@@ -98,8 +118,7 @@ int messagesFor(double one_s, double target) {
 Status exchange(transports::Transport& t, const transports::MemoryRegion& buf, int peer,
                 size_t bytes, int count, double timeout_s) {
   Io io{t, buf, peer, timeout_s};
-  double took = 0;
-  return bothWays(io, bytes, count, took);
+  return bothWays(io, bytes, count);
 }
 
 double percentile(const std::vector<double>& sorted, double q) {
@@ -113,18 +132,20 @@ core::Result<PairFigures> measurePair(transports::Transport& t, const transports
   Io io{t, buf, peer, s.timeout_s};
   PairFigures f;
   CCSCOPE_RETURN_IF_ERROR(latency(io, lead, s.lat_iters, f));
-  double one = 0, took = 0;
-  CCSCOPE_RETURN_IF_ERROR(oneWay(io, lead, s.bytes, 1, one));
-  int n = messagesFor(one, s.seconds);
-  CCSCOPE_RETURN_IF_ERROR(io.agree(lead, n));
-  CCSCOPE_RETURN_IF_ERROR(oneWay(io, lead, s.bytes, n, took));
-  f.uni_messages = n;
-  f.uni_gbps = static_cast<double>(s.bytes) * n / took / 1e9;
+  const int64_t t0 = core::nowNs();
+  CCSCOPE_RETURN_IF_ERROR(oneWay(io, lead, s.bytes, 1));
+  // Only the lead's count matters: it says each batch's size.
+  const int n = messagesFor(static_cast<double>(core::nowNs() - t0) / 1e9, s.seconds);
+  double took = 0;
+  CCSCOPE_RETURN_IF_ERROR(timed(
+      io, lead, n, s.seconds, [&](int k) { return oneWay(io, lead, s.bytes, k); }, f.uni_messages,
+      took));
+  f.uni_gbps = static_cast<double>(s.bytes) * f.uni_messages / took / 1e9;
   // Both ways take about as long per message as one way on a full-duplex link.
-  CCSCOPE_RETURN_IF_ERROR(io.agree(lead, n));
-  CCSCOPE_RETURN_IF_ERROR(bothWays(io, s.bytes, n, took));
-  f.bidir_messages = n;
-  f.bidir_gbps = 2.0 * static_cast<double>(s.bytes) * n / took / 1e9;
+  CCSCOPE_RETURN_IF_ERROR(timed(
+      io, lead, n, s.seconds, [&](int k) { return bothWays(io, s.bytes, k); }, f.bidir_messages,
+      took));
+  f.bidir_gbps = 2.0 * static_cast<double>(s.bytes) * f.bidir_messages / took / 1e9;
   if (!lead) return PairFigures{};
   return f;
 }
