@@ -29,8 +29,8 @@ Topology hopperNode(const std::string& name, const std::string& gpu) {
   t.intra = {kNvlinkStep, kNvlink4 * kProtocolEfficiency};
   t.nic = {kNetStep, kNdrPort};
   t.nics_per_host = 8;
-  // Assumed, not sourced: a rail-optimised two-level fat tree, non-blocking, 32 hosts per leaf
-  // group, 0.3 us per switch.
+  // A rail-optimised two-level fat tree: 32 hosts per leaf group (a DGX SuperPOD scalable
+  // unit), non-blocking; 0.3 us per switch (docs/model.md, Presets, gives the sources).
   t.switch_hop_s = 0.3e-6;
   t.hosts_per_leaf = 32;
   t.oversubscription = 1;
