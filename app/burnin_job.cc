@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "app/burnin_phases.h"
 #include "app/command.h"
@@ -172,6 +173,8 @@ Status BurninRank::pairs() {
   po.rounds_k = p_.pairs.rounds;
   po.seed = p_.pairs.seed;
   po.retest = p_.pairs.retest;
+  po.latency_unjudged =
+      latencyUnjudged(most_on_one_machine_, static_cast<int>(std::thread::hardware_concurrency()));
   po.pair = {p_.pairs.bytes, p_.pairs.lat_iters, p_.pairs.test_s, p_.timeout_s};
   po.bandwidth.degraded = p_.pairs.degraded;
   po.bandwidth.failed = p_.pairs.failed;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <vector>
 
 #include "app/command.h"
@@ -138,7 +139,7 @@ class PairsRank {
   int fail(const Status& s);
   bool root() const { return info_.rank == 0; }
 
-  const PairsOptions& o_;
+  PairsOptions o_;  // a copy: setUp says whether p99 is judged
   launch::LaunchInfo info_;
   Rendezvous rv_;
   std::vector<std::string> hosts_;
@@ -152,6 +153,8 @@ Status PairsRank::setUp() {
   CCSCOPE_RETURN_IF_ERROR(joinRendezvous(info_, o_.store_bind, o_.pair.timeout_s, rv_));
   CCSCOPE_ASSIGN_OR_RETURN(GatheredHosts gathered, gatherHosts(*rv_.client, o_.pair.timeout_s));
   hosts_ = gathered.labels;
+  o_.latency_unjudged = latencyUnjudged(gathered.most_on_one_machine,
+                                        static_cast<int>(std::thread::hardware_concurrency()));
   auto t = transports::makeTransport(
       o_.transport,
       jobTransportOptions(info_, *rv_.client, o_.ifname, 1, gathered.most_on_one_machine, 0));

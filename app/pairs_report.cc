@@ -123,12 +123,14 @@ bool PairsBook::partners(int unit_a, int unit_b) const {
 std::vector<Pair> PairsBook::retestPairs(const PairsOptions& o) {
   std::vector<Finding> suspects;
   std::set<int> flagged;
-  for (bool latency : {false, true})
+  for (bool latency : {false, true}) {
+    if (latency && !o.latency_unjudged.empty()) continue;
     for (const Finding& f : fit(latency, o).findings) {
       suspects.push_back(f);
       flagged.insert(f.a);
       if (!f.host) flagged.insert(f.b);
     }
+  }
   std::set<Pair> out;
   auto plan = [&](int ra, int rb) {
     const Pair p = std::minmax(ra, rb);
@@ -207,8 +209,15 @@ json PairsBook::finish(const PairsOptions& o, reports::JsonLinesWriter* out) con
   json hosts = json::object(), links = json::array(), host_verdicts = json::array();
   for (const std::string& u : units_) hosts[u] = "pass";
   int cleared = 0;
+  const bool judge_latency = o.latency_unjudged.empty();
+  if (!judge_latency) std::printf("# p99 not judged: %s\n", o.latency_unjudged.c_str());
   for (bool latency : {false, true})
     for (const Finding& f : (latency ? lat : bw).findings) {
+      if (latency && !judge_latency) {
+        std::printf("# not judged: %s\n", describe(f, units_, latency).c_str());
+        ++cleared;
+        continue;
+      }
       if (double share = clearedByRetest(f, latency, o); share > 0) {
         std::printf("# not confirmed: %s; its retests measured %.2fx the healthy pairs alongside\n",
                     describe(f, units_, latency).c_str(), latency ? 1 / share : share);
@@ -237,9 +246,17 @@ json PairsBook::finish(const PairsOptions& o, reports::JsonLinesWriter* out) con
                   {"links", links},
                   {"host_verdicts", host_verdicts},
                   {"note", bw.note}};
+  if (!judge_latency) summary["p99_unjudged"] = o.latency_unjudged;
   if (out) out->write(summary);
   std::fflush(stdout);
   return summary;
+}
+
+std::string latencyUnjudged(int most_on_one_machine, int cores) {
+  if (cores <= 0 || most_on_one_machine <= cores) return "";
+  return fmt::format(
+      "{} ranks share the {} cores of one machine, so a p99 measures the scheduler, not the link",
+      most_on_one_machine, cores);
 }
 
 int pairsVerdictCount(const json& summary) {

@@ -16,8 +16,9 @@ using nlohmann::json;
 // the others' 100 us. Then the retests the book plans: h0's at `retest_p99`, the other (control)
 // pairs at `control_p99`. `planned`: how many retest pairs there were.
 json judge(double h0_p99, double retest_p99, double control_p99 = 100, int units = 6,
-           size_t* planned = nullptr) {
+           size_t* planned = nullptr, const std::string& unjudged = "") {
   PairsOptions o;
+  o.latency_unjudged = unjudged;
   std::vector<std::string> hosts;
   hosts.reserve(units);
   for (int u = 0; u < units; ++u) hosts.push_back("h" + std::to_string(u));
@@ -74,6 +75,21 @@ TEST(PairsReportTest, AHealthyMatrixPlansNoRetestAndPasses) {
   const json summary = judge(100, 100, 100, 6, &planned);
   EXPECT_EQ(planned, 0u);
   EXPECT_EQ(pairsVerdictCount(summary), 0);
+}
+
+TEST(PairsReportTest, P99GoesUnjudgedWhereRanksOutnumberTheCores) {
+  const std::string why = latencyUnjudged(12, 2);
+  EXPECT_NE(why.find("12 ranks share the 2 cores"), std::string::npos) << why;
+  EXPECT_EQ(latencyUnjudged(2, 2), "");
+  EXPECT_EQ(latencyUnjudged(12, 0), "") << "cores unknown: judged";
+  // A slow p99 that its retests would confirm is neither retested nor a verdict; the summary
+  // says why.
+  size_t planned = 99;
+  const json summary = judge(500, 500, 100, 6, &planned, why);
+  EXPECT_EQ(planned, 0u);
+  EXPECT_EQ(summary["hosts"]["h0"], "pass") << summary.dump();
+  EXPECT_EQ(pairsVerdictCount(summary), 0);
+  EXPECT_EQ(summary["p99_unjudged"], why);
 }
 
 }  // namespace
