@@ -146,18 +146,19 @@ Status parseTransportOptions(const RawOptions& r, bench::BenchConfig& c) {
   return checkAlgorithms(c);
 }
 
-// --device and what it rules out: cuda-ipc moves device buffers only (it implies --device cuda);
-// MPI's baseline and auto's calibration run on host buffers.
+// --device and what it rules out: cuda-ipc and nccl move device buffers only (they imply --device
+// cuda); MPI's baseline and auto's calibration run on host buffers.
 Status parseDeviceOptions(const RawOptions& r, bench::BenchConfig& c) {
   if (r.device != "host" && r.device != "cuda")
     return Status(core::Code::kInvalidArgument,
                   fmt::format("--device takes host or cuda, not '{}'", r.device));
-  c.device = c.transport == "cuda-ipc" ? "cuda" : r.device;
+  c.device = c.transport == "cuda-ipc" || c.transport == "nccl" ? "cuda" : r.device;
   c.gpus_per_node = r.gpus_per_node;
   if (c.device != "cuda") return Status::ok();
   if (c.transport == "mpi")
     return Status(core::Code::kInvalidArgument,
-                  "--device cuda runs our algorithms (over cuda-ipc, shm or tcp); MPI's baseline "
+                  "--device cuda runs our algorithms (over cuda-ipc, nccl, shm or tcp); MPI's "
+                  "baseline "
                   "uses host buffers");
   if (std::find(c.algorithms.begin(), c.algorithms.end(), "auto") != c.algorithms.end())
     return Status(core::Code::kInvalidArgument,
@@ -236,7 +237,8 @@ Status checkDeviceUsable(const bench::BenchConfig& cfg) {
   Status s = Status(core::Code::kUnavailable, "built without CUDA (no nvcc at build time)")
                  .withLayer(core::Layer::kGpu);
 #endif
-  if (!s.isOk()) s.prepend(cfg.transport == "cuda-ipc" ? "--transport cuda-ipc" : "--device cuda");
+  const bool device_transport = cfg.transport == "cuda-ipc" || cfg.transport == "nccl";
+  if (!s.isOk()) s.prepend(device_transport ? "--transport " + cfg.transport : "--device cuda");
   return s;
 }
 
@@ -303,7 +305,7 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("--a2av", raw->a2av,
                 "alltoallv traffic: uniform, skewed:ALPHA, moe:EXPERTS,TOPK, file:PATH");
   b->add_option("--transport", raw->transport,
-                transports::transportNames() + " or mpi (cuda-ipc implies --device cuda)");
+                transports::transportNames() + " or mpi (cuda-ipc and nccl imply --device cuda)");
   b->add_option("--device", raw->device,
                 "host (default) or cuda: buffers, fills, checks and reductions on the GPU of the "
                 "local rank; shm and tcp then stage through pinned host buffers");

@@ -117,9 +117,9 @@ int run(RawOptions& raw) {
   if (p.transport == "mpi" || !transports::isTransport(p.transport))
     return usageError(fmt::format("transport {}: burnin runs over {}", p.transport,
                                   transports::transportNames()));
-  if (p.transport == "cuda-ipc")
-    return usageError(
-        "transport cuda-ipc: burnin measures host buffers, which cuda-ipc does not move");
+  if (p.transport == "cuda-ipc" || p.transport == "nccl")
+    return usageError(fmt::format(
+        "transport {0}: burnin measures host buffers, which {0} does not move", p.transport));
   // The plan alone needs no baseline file, library or device.
   if (raw.estimate_hosts > 0) return printEstimate(p, raw.estimate_hosts);
   if (core::Status s = checkProfile(p); !s.isOk()) return usageError(s.message());

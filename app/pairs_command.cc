@@ -65,9 +65,11 @@ int run(RawOptions& raw) {
   if (raw.p.transport == "mpi" || !transports::isTransport(raw.p.transport))
     return usageError(fmt::format("--transport {}: pairs runs over {}", raw.p.transport,
                                   transports::transportNames()));
-  if (raw.p.transport == "cuda-ipc")
+  if (raw.p.transport == "cuda-ipc" || raw.p.transport == "nccl")
     return usageError(
-        "--transport cuda-ipc: pairs measures host buffers, which cuda-ipc does not move");
+        fmt::format("--transport {0}: pairs measures host buffers, which {0} does "
+                    "not move",
+                    raw.p.transport));
   if (core::Status s = transports::transportUsable(raw.p.transport); !s.isOk()) {
     std::fprintf(stderr, "ccscope: error: --transport %s: %s\n", raw.p.transport.c_str(),
                  s.message().c_str());

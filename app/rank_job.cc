@@ -213,6 +213,8 @@ Status BenchRank::setUp() {
   measured.gid_index = o_.gid_index;
   measured.ucx_peer_errors = o_.ucx_peer_errors;
   CCSCOPE_ASSIGN_OR_RETURN(device_, openDevice(cfg_, info_));
+  if (device_) measured.cuda_stream = device_->stream();
+  measured.op_timeout_s = cfg_.timeout_s;
   if (cfg_.transport != "mpi") {
     CCSCOPE_ASSIGN_OR_RETURN(transport_, transports::makeTransport(cfg_.transport, measured));
     Status s = transport_->connect(client, Deadline::afterSeconds(cfg_.timeout_s));

@@ -242,7 +242,57 @@ Status Executor::waitForAny(Run& r) {
   return Status::ok();
 }
 
+// A stream-ordered transport gets every op in schedule order, the comm ops between two local
+// steps as batches, cut before an op that depends on one in the open batch (a batch runs as one,
+// unordered, like an NCCL group). Each rank then issues a step's sends and receives together.
+// Posted ahead of their step, as the window lets a host transport do, receives of later steps
+// would sit in earlier groups; a library that runs a communicator's groups one after another,
+// as NCCL does, would then wait on a cycle of ranks.
+Status Executor::driveInOrder(Run& r) {
+  const auto& ops = sched_->ops;
+  const uint32_t limit = std::max(1u, r.t.requests().capacity() / 2);  // the harness shares it
+  batch_of_.assign(ops.size(), 0);
+  uint32_t batch = 0;
+  bool open = false;
+  auto inOpenBatch = [&](uint32_t op) {
+    for (uint32_t k = 0; k < ops[op].dep_count; ++k)
+      if (batch_of_[sched_->deps[ops[op].dep_begin + k]] == batch) return true;
+    return false;
+  };
+  for (uint32_t i = 0; i < ops.size(); ++i) {
+    if (remaining_[i] != 0)
+      return Status(Code::kInternal, fmt::format("op {} of {} depends on a later op: no stream "
+                                                 "order",
+                                                 i, ops.size()));
+    const bool comm = lane_of_[i] != UINT32_MAX;
+    if (open && (!comm || inflight_ >= limit || inOpenBatch(i))) {
+      open = false;
+      CCSCOPE_RETURN_IF_ERROR(r.t.endBatch());
+    }
+    if (!comm) {
+      CCSCOPE_RETURN_IF_ERROR(startLocal(r, i));
+      continue;
+    }
+    while (inflight_ >= limit) CCSCOPE_RETURN_IF_ERROR(waitForAny(r));
+    if (!open) {
+      r.t.beginBatch();
+      open = true;
+      ++batch;
+    }
+    batch_of_[i] = batch;
+    if (Status s = postComm(r, i); !s.isOk()) {
+      r.t.endBatch().ignore();  // the post's failure is the one to report
+      return s;
+    }
+  }
+  if (open) CCSCOPE_RETURN_IF_ERROR(r.t.endBatch());
+  local_queue_.clear();  // started above, in order
+  while (inflight_ > 0 || local_pending_ > 0) CCSCOPE_RETURN_IF_ERROR(waitForAny(r));
+  return Status::ok();
+}
+
 Status Executor::drive(Run& r) {
+  if (stream_ordered_) return driveInOrder(r);
   const size_t n = sched_->ops.size();
   while (done_ < n || inflight_ > 0 || local_pending_ > 0) {
     CCSCOPE_RETURN_IF_ERROR(postReadyComms(r));

@@ -9,6 +9,8 @@ timed and each with its own status (pass, fail, or skip with the reason):
   sanitizer         compute-sanitizer --tool memcheck on tests/cuda/kernels/cuda_kernels_test
   bench             ccscope bench, every collective x (cuda-ipc, shm, tcp) x (np 2, 4), --device
                     cuda, --algo all, 1K..4M: pass = exit 0; rows and wrong rows from the JSON
+  nccl              every collective over --transport nccl at np 1 (--algo all); one allreduce at
+                    np 2 on the one GPU, recorded (NCCL may refuse two ranks on one device)
   fault             tests/mp/faults_test.py `fault kill T 4 2` with --device cuda over cuda-ipc
                     and shm: the survivors exit 3 within --timeout + 5 s, naming the victim
 
@@ -39,7 +41,8 @@ import gpu_check_bench  # noqa: E402
 from gpu_check_lib import Runner, junit_counts, last_json_object, run, skip_reason  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-STEPS = ("configure", "build", "gpu-info", "ctest", "kernel-bench", "sanitizer", "bench", "fault")
+STEPS = ("configure", "build", "gpu-info", "ctest", "kernel-bench", "sanitizer", "bench", "nccl",
+         "fault")
 KERNELS = "tests/cuda/kernels"
 MIN_RATIO = 0.85
 
@@ -296,7 +299,8 @@ def main(argv=None):
         return 1
     steps = {"build": step_build, "gpu-info": step_gpu_info, "ctest": step_ctest,
              "kernel-bench": step_kernel_bench, "sanitizer": step_sanitizer,
-             "bench": gpu_check_bench.step_bench, "fault": gpu_check_bench.step_fault}
+             "bench": gpu_check_bench.step_bench, "nccl": gpu_check_bench.step_nccl,
+             "fault": gpu_check_bench.step_fault}
     for name in STEPS[1:]:
         if name not in a.steps:
             continue

@@ -1,6 +1,6 @@
-"""The bench and fault steps of scripts/gpu-check.sh: ccscope bench over every collective,
-transport and rank count with --device cuda, and the killed-rank check of tests/mp/faults_test.py,
-both within the run's time budget."""
+"""The bench, nccl and fault steps of scripts/gpu-check.sh: ccscope bench over every collective,
+transport and rank count with --device cuda, every collective over NCCL, and the killed-rank check
+of tests/mp/faults_test.py, all within the run's time budget."""
 
 import collections
 import json
@@ -129,6 +129,39 @@ def record_bench(r, runs, seconds, missing, known):
     status = "fail" if by["fail"] else ("pass" if by["pass"] else "skip")
     r.record("bench", status, seconds, "; ".join(notes), runs=runs,
              collectives_listed=sorted(known))
+
+
+def step_nccl(r, a):
+    """Every collective over --transport nccl at np 1 on the one GPU; then one allreduce at np 2,
+    which NCCL may refuse on one device ("Duplicate GPU"): recorded, not judged."""
+    exe = os.path.join(a.build_dir, "app", "ccscope")
+    if not os.access(exe, os.X_OK):
+        r.record("nccl", "fail", 0.0, f"not built: {exe}")
+        return
+    help_out = help_text(r, exe)
+    names, _ = collective_names(help_out)
+    if "nccl" not in help_out:
+        r.record("nccl", "skip", 0.0, "this build has no nccl transport (bench --help lacks it)")
+        return
+    scratch = os.path.join(a.build_dir, "gpu-check-nccl")
+    os.makedirs(scratch, exist_ok=True)
+    runs, t0 = [], time.monotonic()
+    for coll in COLLECTIVES:
+        if r.left() - FAULT_RESERVE_S < 15:
+            runs.append({"collective": coll, "transport": "nccl", "np": 1, "status": "skip",
+                         "reason": "time budget"})
+            continue
+        runs.append(one_run(r, exe, coll, names[coll], "nccl", 1, scratch))
+    two = None
+    if r.left() - FAULT_RESERVE_S >= 20:
+        two = one_run(r, exe, "allreduce", names["allreduce"], "nccl", 2, scratch)
+    by = collections.Counter(e["status"] for e in runs)
+    status = "fail" if by["fail"] else ("pass" if by["pass"] else "skip")
+    detail = f"np 1: {by['pass']} passed, {by['fail']} failed, {by['skip']} skipped"
+    if two:
+        detail += f"; np 2 on one GPU: {two['status']}" + (
+            f" ({two.get('reason', '')[:200]})" if two["status"] != "pass" else "")
+    r.record("nccl", status, time.monotonic() - t0, detail, runs=runs, np2=two)
 
 
 def step_fault(r, a):

@@ -56,6 +56,10 @@ struct TransportOptions {
   // ucx: endpoints in peer error-handling mode (a failed peer fails its requests at once). Off,
   // UCX 1.13 may also use its zero-copy transports (cma, tcp's put), which lack that mode.
   bool ucx_peer_errors = true;
+  // nccl: the rank's device stream (the compute backend's: cudaStream_t; nullptr: its own), and
+  // the bound on enqueueing a group, which may wait on NCCL's lazy connection set-up (0: 300 s).
+  void* cuda_stream = nullptr;
+  double op_timeout_s = 0;
 };
 
 class Transport {

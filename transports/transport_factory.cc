@@ -8,6 +8,9 @@
 #ifdef CCSCOPE_HAVE_CUDA_IPC
 #include "transports/cuda_ipc/cuda_ipc_transport.h"
 #endif
+#ifdef CCSCOPE_HAVE_NCCL_TRANSPORT
+#include "transports/nccl/nccl_transport.h"
+#endif
 #ifdef CCSCOPE_HAVE_UCX_TRANSPORT
 #include "transports/ucx/ucx_transport.h"
 #endif
@@ -32,6 +35,9 @@ std::unique_ptr<Transport> makeCudaIpcTransport(const TransportOptions& /*opts*/
   return nullptr;
 }
 #endif
+#ifndef CCSCOPE_HAVE_NCCL_TRANSPORT
+std::unique_ptr<Transport> makeNcclTransport(const TransportOptions& /*opts*/) { return nullptr; }
+#endif
 #ifndef CCSCOPE_HAVE_UCX_TRANSPORT
 std::unique_ptr<Transport> makeUcxTransport(const TransportOptions& /*opts*/) { return nullptr; }
 #endif
@@ -41,8 +47,8 @@ std::unique_ptr<Transport> makeVerbsTransport(const TransportOptions& /*opts*/) 
 
 constexpr std::array kTransports{
     TransportEntry{"shm", makeShmTransport},          TransportEntry{"tcp", makeTcpTransport},
-    TransportEntry{"cuda-ipc", makeCudaIpcTransport}, TransportEntry{"ucx", makeUcxTransport},
-    TransportEntry{"verbs", makeVerbsTransport},
+    TransportEntry{"cuda-ipc", makeCudaIpcTransport}, TransportEntry{"nccl", makeNcclTransport},
+    TransportEntry{"ucx", makeUcxTransport},          TransportEntry{"verbs", makeVerbsTransport},
 };
 
 }  // namespace
@@ -55,9 +61,10 @@ core::Result<std::unique_ptr<Transport>> makeTransport(const std::string& name,
     const bool gpu = name == "cuda-ipc";
     return core::Status(core::Code::kUnavailable,
                         fmt::format("{} is not compiled in ({} not found at build time)", name,
-                                    gpu             ? "nvcc"
-                                    : name == "ucx" ? "libucx-dev"
-                                                    : "libibverbs-dev"))
+                                    gpu              ? "nvcc"
+                                    : name == "nccl" ? "nvcc, or nccl.h and libnccl"
+                                    : name == "ucx"  ? "libucx-dev"
+                                                     : "libibverbs-dev"))
         .withLayer(gpu               ? core::Layer::kGpu
                    : name == "verbs" ? core::Layer::kRdma
                                      : core::Layer::kLibrary);
@@ -69,6 +76,9 @@ core::Result<std::unique_ptr<Transport>> makeTransport(const std::string& name,
 core::Status transportUsable(const std::string& name) {
 #ifdef CCSCOPE_HAVE_VERBS_TRANSPORT
   if (name == "verbs") return verbsUsable();
+#endif
+#ifdef CCSCOPE_HAVE_NCCL_TRANSPORT
+  if (name == "nccl") return ncclUsable();
 #endif
   if (!isTransport(name) || name == "shm" || name == "tcp") return core::Status::ok();
   // Not compiled in: the factory's own error says what was missing.

@@ -29,6 +29,9 @@ class CudaCompute final : public ComputeBackend {
 
   const char* name() const override { return "cuda"; }
   transports::MemoryKinds memoryKinds() const override { return {transports::MemoryKind::kCuda}; }
+  // Every step goes on the rank's stream, in order: the stream a stream-ordered transport (nccl)
+  // is given (TransportOptions::cuda_stream).
+  bool streamOrdered() const override { return true; }
   Status bind(core::DataType dtype, core::ReduceOp op, int ranks) override {
     dtype_ = dtype;
     op_ = reduceOpForKernel(op);

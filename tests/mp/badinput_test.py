@@ -5,7 +5,7 @@ that names the culprit, prints no rows and does not hang; a refused process leav
     badinput_test.py --ccscope BIN [--deadline S] CASE [ARGS...]
     badinput NAME               one bad command line, variable or port (see the tables below)
     token_refused_job_survives  a wrong-token process is refused, the real job still completes
-    no_gpu device|cuda-ipc      --device cuda or --transport cuda-ipc where no GPU is usable:
+    no_gpu device|cuda-ipc|nccl --device cuda, --transport cuda-ipc or nccl where no GPU is usable:
                                 exit 5 with one line giving CUDA's own reason (runs where one is)
 """
 
@@ -49,6 +49,8 @@ def bad_command_lines(binary):
                             ["--scope", "switches"]),
         "pairs_cuda_ipc": ([binary, "pairs", "--np", "2", "--transport", "cuda-ipc"],
                            ["cuda-ipc", "host buffers"]),
+        "pairs_nccl": ([binary, "pairs", "--np", "2", "--transport", "nccl"],
+                       ["nccl", "host buffers"]),
         "pairs_bad_shares": ([binary, "pairs", "--np", "2", "--degraded", "0.2", "--failed", "0.5"],
                              ["--failed", "--degraded"]),
         "bad_ucx_errors": (bench(binary, "--np", "2", "--transport", "ucx", "--ucx-errors",
@@ -235,7 +237,7 @@ def case_token_refused_job_survives(h, binary, mpirun):
 def case_no_gpu(h, binary, mpirun, which):
     """Without a usable GPU: exit 5 and one line with CUDA's reason (its error name in
     parentheses), no rows, no hang. Where a GPU is usable the same command must simply pass."""
-    flags = ["--device", "cuda"] if which == "device" else ["--transport", "cuda-ipc"]
+    flags = ["--device", "cuda"] if which == "device" else ["--transport", which]
     p = h.start(bench(binary, "--np", "2", *flags, *SMALL))
     rc = h.wait(p, 60)
     err = h.stderr(p)
