@@ -1,4 +1,4 @@
-# perf/compare.sh model (sourced by perf/compare.sh). docs/model.md, "Checked on this machine".
+# perf/compare.sh model (sourced by perf/compare.sh). docs/model.md, "Checked on 2-core VMs".
 
 model_about() {
   cat <<'TXT'
