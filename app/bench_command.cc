@@ -152,7 +152,7 @@ Status parseDeviceOptions(const RawOptions& r, bench::BenchConfig& c) {
   if (r.device != "host" && r.device != "cuda")
     return Status(core::Code::kInvalidArgument,
                   fmt::format("--device takes host or cuda, not '{}'", r.device));
-  c.device = c.transport == "cuda-ipc" || c.transport == "nccl" ? "cuda" : r.device;
+  c.device = transports::movesDeviceMemoryOnly(c.transport) ? "cuda" : r.device;
   c.gpus_per_node = r.gpus_per_node;
   if (c.device != "cuda") return Status::ok();
   if (c.transport == "mpi")
@@ -237,8 +237,9 @@ Status checkDeviceUsable(const bench::BenchConfig& cfg) {
   Status s = Status(core::Code::kUnavailable, "built without CUDA (no nvcc at build time)")
                  .withLayer(core::Layer::kGpu);
 #endif
-  const bool device_transport = cfg.transport == "cuda-ipc" || cfg.transport == "nccl";
-  if (!s.isOk()) s.prepend(device_transport ? "--transport " + cfg.transport : "--device cuda");
+  if (!s.isOk())
+    s.prepend(transports::movesDeviceMemoryOnly(cfg.transport) ? "--transport " + cfg.transport
+                                                               : "--device cuda");
   return s;
 }
 

@@ -117,7 +117,7 @@ int run(RawOptions& raw) {
   if (p.transport == "mpi" || !transports::isTransport(p.transport))
     return usageError(fmt::format("transport {}: burnin runs over {}", p.transport,
                                   transports::transportNames()));
-  if (p.transport == "cuda-ipc" || p.transport == "nccl")
+  if (transports::movesDeviceMemoryOnly(p.transport))
     return usageError(fmt::format(
         "transport {0}: burnin measures host buffers, which {0} does not move", p.transport));
   // The plan alone needs no baseline file, library or device.

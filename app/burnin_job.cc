@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "app/burnin_phases.h"
 #include "app/command.h"
@@ -56,7 +55,14 @@ class BurninRank {
   int fail(const Status& s);
   bool root() const { return info_.rank == 0; }
   BurninContext context() {
-    return {p_, *rv_.client, *t_, reg_.region(), hosts_, json_.get(), sampler_.get()};
+    return {p_,
+            *rv_.client,
+            *t_,
+            reg_.region(),
+            hosts_,
+            json_.get(),
+            sampler_.get(),
+            latencyUnjudged(crowded_.ranks, crowded_.cpus)};
   }
 
   const BurninOptions& o_;
@@ -65,6 +71,7 @@ class BurninRank {
   Rendezvous rv_;
   std::vector<std::string> hosts_;
   int most_on_one_machine_ = 0;
+  launch::Crowding crowded_;  // where ranks outnumber CPUs (p99 is then not judged)
   transports::TransportOptions measured_;
   std::unique_ptr<transports::Transport> t_;
   std::unique_ptr<collectives::HarnessChannel> harness_;
@@ -82,6 +89,7 @@ Status BurninRank::setUp() {
   CCSCOPE_ASSIGN_OR_RETURN(GatheredHosts gathered, gatherHosts(*rv_.client, p_.timeout_s));
   hosts_ = gathered.labels;
   most_on_one_machine_ = gathered.most_on_one_machine;
+  crowded_ = gathered.crowded;
   if (root() && !o_.json_path.empty()) {
     CCSCOPE_ASSIGN_OR_RETURN(json_, reports::JsonLinesWriter::open(o_.json_path));
   }
@@ -173,8 +181,7 @@ Status BurninRank::pairs() {
   po.rounds_k = p_.pairs.rounds;
   po.seed = p_.pairs.seed;
   po.retest = p_.pairs.retest;
-  po.latency_unjudged =
-      latencyUnjudged(most_on_one_machine_, static_cast<int>(std::thread::hardware_concurrency()));
+  po.latency_unjudged = latencyUnjudged(crowded_.ranks, crowded_.cpus);
   po.pair = {p_.pairs.bytes, p_.pairs.lat_iters, p_.pairs.test_s, p_.timeout_s};
   po.bandwidth.degraded = p_.pairs.degraded;
   po.bandwidth.failed = p_.pairs.failed;

@@ -36,6 +36,7 @@ struct BurninContext {
   const std::vector<std::string>& hosts;
   reports::JsonLinesWriter* json;                     // rank 0's, or null
   collectives::CollectiveBackend* sampler = nullptr;  // the soak's collectives
+  std::string latency_unjudged;  // why p99 is not judged (latencyUnjudged), or ""
   bool root() const { return c.rank() == 0; }
   void record(const nlohmann::json& j) const {
     if (json != nullptr) json->write(j);

@@ -118,8 +118,14 @@ void judgeSoak(const BurninContext& x, const SoakState& st, std::vector<BurninFi
   const std::vector<burnin::SoakJudgement> js =
       burnin::judgeSoak(all, {s.degraded, s.failed, s.min_z});
   std::printf("#\n# soak verdicts (%zu series)\n", all.size());
+  if (!x.latency_unjudged.empty())
+    std::printf("# p99 not judged: %s\n", x.latency_unjudged.c_str());
   int found = 0;
-  for (const burnin::SoakJudgement& j : js) {
+  for (burnin::SoakJudgement j : js) {
+    if (j.metric == "p99" && j.verdict != "pass" && !x.latency_unjudged.empty()) {
+      std::printf("# not judged: %s: %s\n", seriesName(j).c_str(), j.why.c_str());
+      j.verdict = "not_judged";
+    }
     json rec = {{"type", "soak_verdict"},
                 {"series", seriesName(j)},
                 {"kind", j.kind},
@@ -137,7 +143,7 @@ void judgeSoak(const BurninContext& x, const SoakState& st, std::vector<BurninFi
                 {"why", j.why}};
     if (!j.unit_b.empty()) rec["unit_b"] = j.unit_b;
     x.record(rec);
-    if (j.verdict == "pass") continue;
+    if (j.verdict == "pass" || j.verdict == "not_judged") continue;
     ++found;
     std::printf("%-8s %s: %s\n", j.verdict == "failed" ? "FAILED" : "DEGRADED",
                 seriesName(j).c_str(), j.why.c_str());

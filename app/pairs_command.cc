@@ -65,7 +65,7 @@ int run(RawOptions& raw) {
   if (raw.p.transport == "mpi" || !transports::isTransport(raw.p.transport))
     return usageError(fmt::format("--transport {}: pairs runs over {}", raw.p.transport,
                                   transports::transportNames()));
-  if (raw.p.transport == "cuda-ipc" || raw.p.transport == "nccl")
+  if (transports::movesDeviceMemoryOnly(raw.p.transport))
     return usageError(
         fmt::format("--transport {0}: pairs measures host buffers, which {0} does "
                     "not move",

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <thread>
 #include <vector>
 
 #include "app/command.h"
@@ -153,8 +152,7 @@ Status PairsRank::setUp() {
   CCSCOPE_RETURN_IF_ERROR(joinRendezvous(info_, o_.store_bind, o_.pair.timeout_s, rv_));
   CCSCOPE_ASSIGN_OR_RETURN(GatheredHosts gathered, gatherHosts(*rv_.client, o_.pair.timeout_s));
   hosts_ = gathered.labels;
-  o_.latency_unjudged = latencyUnjudged(gathered.most_on_one_machine,
-                                        static_cast<int>(std::thread::hardware_concurrency()));
+  o_.latency_unjudged = latencyUnjudged(gathered.crowded.ranks, gathered.crowded.cpus);
   auto t = transports::makeTransport(
       o_.transport,
       jobTransportOptions(info_, *rv_.client, o_.ifname, 1, gathered.most_on_one_machine, 0));

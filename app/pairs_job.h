@@ -29,7 +29,7 @@ struct PairsOptions {
   burnin::PairSettings pair;
   burnin::Thresholds bandwidth;
   burnin::Thresholds latency{0.33, 0.1, 4};  // p99: 3x the predicted is degraded, 10x failed
-  // Non-empty: why p99 is not judged (ranks outnumber a machine's cores: latencyUnjudged).
+  // Non-empty: why p99 is not judged (ranks outnumber a machine's CPUs: latencyUnjudged).
   std::string latency_unjudged;
   std::string json_path, ifname, store_bind;
 };

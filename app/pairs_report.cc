@@ -236,7 +236,8 @@ json PairsBook::finish(const PairsOptions& o, reports::JsonLinesWriter* out) con
       }
     }
   if (bw.findings.size() + lat.findings.size() == static_cast<size_t>(cleared))
-    std::printf("# no host or link below the population\n");
+    std::printf("# no host or link below the population%s\n",
+                judge_latency ? "" : " (bandwidth; p99 not judged)");
   json summary = {{"type", "pairs_summary"},
                   {"typical_bw_gbps", bw.typical},
                   {"typical_p99_us", lat.typical > 0 ? 1 / lat.typical : 0.0},
@@ -252,11 +253,11 @@ json PairsBook::finish(const PairsOptions& o, reports::JsonLinesWriter* out) con
   return summary;
 }
 
-std::string latencyUnjudged(int most_on_one_machine, int cores) {
-  if (cores <= 0 || most_on_one_machine <= cores) return "";
+std::string latencyUnjudged(int ranks, int cpus) {
+  if (cpus <= 0 || ranks <= cpus) return "";
   return fmt::format(
       "{} ranks share the {} cores of one machine, so a p99 measures the scheduler, not the link",
-      most_on_one_machine, cores);
+      ranks, cpus);
 }
 
 int pairsVerdictCount(const json& summary) {

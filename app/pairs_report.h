@@ -49,9 +49,10 @@ class PairsBook {
   bool rails_ = false;  // partners within a rail only
 };
 
-// Where more ranks share one machine than it has cores, a half round trip's tail is the
-// scheduler's time slice, not the link's: the reason p99 goes unjudged, else "".
-std::string latencyUnjudged(int most_on_one_machine, int cores);
+// Where `ranks` share a machine whose ranks may run on only `cpus` CPUs (the most crowded one,
+// launch::mostCrowdedMachine), a half round trip's tail is the scheduler's time slice, not the
+// link's: the reason p99 goes unjudged, else "".
+std::string latencyUnjudged(int ranks, int cpus);
 
 // How many hosts and links a `pairs_summary` record finds degraded or failed.
 int pairsVerdictCount(const nlohmann::json& summary);

@@ -102,7 +102,8 @@ core::Result<GatheredHosts> gatherHosts(launch::StoreClient& c, double timeout_s
         std::string h, c.get(fmt::format("host/{}", r), core::Deadline::afterSeconds(timeout_s)));
     ids.push_back(launch::decodeHostIdentity(h));
   }
-  return GatheredHosts{launch::hostLabels(ids), launch::mostRanksOnOneMachine(ids)};
+  return GatheredHosts{launch::hostLabels(ids), launch::mostRanksOnOneMachine(ids),
+                       launch::mostCrowdedMachine(ids)};
 }
 
 }  // namespace ccscope::app

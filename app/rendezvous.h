@@ -9,6 +9,7 @@
 
 #include "core/status.h"
 #include "launch/environment.h"
+#include "launch/host_identity.h"
 #include "launch/store_client.h"
 #include "launch/store_server.h"
 
@@ -30,6 +31,7 @@ void lingerWhileOthersNeedTheStore(const Rendezvous& rv, int self);
 struct GatheredHosts {
   std::vector<std::string> labels;
   int most_on_one_machine = 1;
+  launch::Crowding crowded;  // the machine whose ranks most outnumber its CPUs, if any
 };
 core::Result<GatheredHosts> gatherHosts(launch::StoreClient& c, double timeout_s);
 

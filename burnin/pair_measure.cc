@@ -14,7 +14,7 @@ namespace {
 
 constexpr uint32_t kTagPing = 0x7101, kTagData = 0x7102, kTagAck = 0x7103, kTagCount = 0x7104;
 constexpr int kMaxMessages = 4096;
-constexpr int kBatches = 8;
+constexpr int kBatches = 32;
 constexpr double kOverrun = 4;
 
 struct Io {
@@ -85,25 +85,31 @@ Status bothWays(Io& io, size_t bytes, int count) {
   return Status::ok();
 }
 
-// Up to `count` messages in kBatches batches; before each the lead says how many follow (0: none)
-// and stops once kOverrun x `target` seconds have passed. A link that slows in the middle of a
-// test (100x under a tbf) ends it a batch later rather than after the whole calibrated count.
+// Up to `count` messages in batches of at most count / kBatches; before each the lead says how
+// many follow (0: none). It stops once kOverrun x `target` seconds have passed, and sizes each
+// batch to what the last one's rate fits into the time left: a link that slows in the middle of
+// a test (100x and more under a tbf) ends it within one batch of the slowdown, not after the
+// whole count calibrated at full speed. `seconds` counts the batches only, not the agreements.
 Status timed(Io& io, bool lead, int count, double target, const std::function<Status(int)>& batch,
              int& done, double& seconds) {
-  const int64_t t0 = core::nowNs();
   const int per = std::max(1, (count + kBatches - 1) / kBatches);
+  const double budget = kOverrun * target;
+  double rate = 0;  // messages per second of the last batch
   done = 0;
+  seconds = 0;
   for (;;) {
-    const double elapsed = static_cast<double>(core::nowNs() - t0) / 1e9;
-    int next = done < count && (done == 0 || elapsed < kOverrun * target)
-                   ? std::min(per, count - done)
-                   : 0;
+    int next = done < count && (done == 0 || seconds < budget) ? std::min(per, count - done) : 0;
+    if (next > 0 && rate > 0)
+      next = std::clamp(static_cast<int>(rate * (budget - seconds)), 1, next);
     CCSCOPE_RETURN_IF_ERROR(io.agree(lead, next));
     if (next <= 0) break;
+    const int64_t t0 = core::nowNs();
     CCSCOPE_RETURN_IF_ERROR(batch(next));
+    const double took = static_cast<double>(core::nowNs() - t0) / 1e9;
+    seconds += took;
+    rate = took > 0 ? next / took : 0;
     done += next;
   }
-  seconds = static_cast<double>(core::nowNs() - t0) / 1e9;
   return Status::ok();
 }
 

@@ -101,7 +101,7 @@ Status Executor::begin(transports::Transport& t) {
     bound_transport_ = &t;
     bound_compute_ = compute_;
   }
-  done_ = inflight_ = local_pending_ = 0;
+  done_ = inflight_ = local_pending_ = finished_count_ = 0;
   std::fill(ready_.begin(), ready_.end(), 0);
   std::fill(finished_.begin(), finished_.end(), 0);
   std::fill(lane_cursor_.begin(), lane_cursor_.end(), 0);
@@ -169,6 +169,7 @@ Status Executor::startLocal(Run& r, uint32_t op) {
   CCSCOPE_ASSIGN_OR_RETURN(bool finished, compute_->start(step, op));
   if (finished) {
     finished_[op] = 1;
+    ++finished_count_;
     markDone(op);
     return Status::ok();
   }
@@ -186,6 +187,7 @@ Status Executor::reap(Run& r) {
     op_of_slot_[q.slot] = UINT32_MAX;
     Status s = table.release(q);
     finished_[op] = 1;
+    ++finished_count_;
     --inflight_;
     --lane_inflight_[lane_of_[op]];
     if (!s.isOk()) return s;
@@ -194,6 +196,7 @@ Status Executor::reap(Run& r) {
   uint32_t token = 0;
   while (compute_->nextFinished(&token)) {
     finished_[token] = 1;
+    ++finished_count_;
     --local_pending_;
     if (!stream_ordered_) markDone(token);
   }
@@ -231,61 +234,65 @@ Status Executor::waitForAny(Run& r) {
     if (Status s = r.t.waitUntil(ready, r.deadline, oldest); !s.isOk()) {  // formats on failure
       if (r.fe) recordStuckSend(r.t, *r.fe);
       return s.prepend(
-          fmt::format("collective #{} step {} of {}", calls_, done_, sched_->ops.size()));
+          fmt::format("collective #{} step {} of {}", calls_, progressed(), sched_->ops.size()));
     }
   }
   CCSCOPE_RETURN_IF_ERROR(reap(r));
   if (r.fe) {  // once per wait, not per request: a failed wait keeps its peer for the report
     r.fe->doneWaiting();
-    r.fe->progress(done_, core::TickClock::now());
+    r.fe->progress(progressed(), core::TickClock::now());
   }
   return Status::ok();
 }
 
+// The batch that starts at comm op `first`: the comm ops after it, up to a local step or to the
+// first op that depends on one already in it. Cut from the schedule alone, so every rank cuts
+// its batches the same way whatever finished when.
+uint32_t Executor::batchEnd(uint32_t first) const {
+  const auto& ops = sched_->ops;
+  uint32_t end = first;
+  for (; end < ops.size() && lane_of_[end] != UINT32_MAX; ++end)
+    for (uint32_t k = 0; k < ops[end].dep_count; ++k)
+      if (const uint32_t d = sched_->deps[ops[end].dep_begin + k]; d >= first && d < end)
+        return end;
+  return end;
+}
+
 // A stream-ordered transport gets every op in schedule order, the comm ops between two local
-// steps as batches, cut before an op that depends on one in the open batch (a batch runs as one,
-// unordered, like an NCCL group). Each rank then issues a step's sends and receives together.
-// Posted ahead of their step, as the window lets a host transport do, receives of later steps
-// would sit in earlier groups; a library that runs a communicator's groups one after another,
-// as NCCL does, would then wait on a cycle of ranks.
+// steps as batches that batchEnd cuts (a batch runs as one, unordered, like an NCCL group). Each
+// rank then issues a step's sends and receives together. Posted ahead of their step, as the
+// window lets a host transport do, receives of later steps would sit in earlier groups; a
+// library that runs a communicator's groups one after another, as NCCL does, would then wait on
+// a cycle of ranks.
 Status Executor::driveInOrder(Run& r) {
   const auto& ops = sched_->ops;
   const uint32_t limit = std::max(1u, r.t.requests().capacity() / 2);  // the harness shares it
-  batch_of_.assign(ops.size(), 0);
-  uint32_t batch = 0;
-  bool open = false;
-  auto inOpenBatch = [&](uint32_t op) {
-    for (uint32_t k = 0; k < ops[op].dep_count; ++k)
-      if (batch_of_[sched_->deps[ops[op].dep_begin + k]] == batch) return true;
-    return false;
-  };
-  for (uint32_t i = 0; i < ops.size(); ++i) {
-    if (remaining_[i] != 0)
-      return Status(Code::kInternal, fmt::format("op {} of {} depends on a later op: no stream "
-                                                 "order",
-                                                 i, ops.size()));
-    const bool comm = lane_of_[i] != UINT32_MAX;
-    if (open && (!comm || inflight_ >= limit || inOpenBatch(i))) {
-      open = false;
-      CCSCOPE_RETURN_IF_ERROR(r.t.endBatch());
-    }
-    if (!comm) {
-      CCSCOPE_RETURN_IF_ERROR(startLocal(r, i));
+  for (uint32_t i = 0; i < ops.size(); ++i)
+    for (uint32_t k = 0; k < ops[i].dep_count; ++k)
+      if (sched_->deps[ops[i].dep_begin + k] >= i)
+        return Status(Code::kInternal, fmt::format("op {} of {} depends on a later op: no "
+                                                   "stream order",
+                                                   i, ops.size()));
+  for (uint32_t i = 0; i < ops.size();) {
+    if (lane_of_[i] == UINT32_MAX) {
+      CCSCOPE_RETURN_IF_ERROR(startLocal(r, i++));
       continue;
     }
-    while (inflight_ >= limit) CCSCOPE_RETURN_IF_ERROR(waitForAny(r));
-    if (!open) {
-      r.t.beginBatch();
-      open = true;
-      ++batch;
-    }
-    batch_of_[i] = batch;
-    if (Status s = postComm(r, i); !s.isOk()) {
-      r.t.endBatch().ignore();  // the post's failure is the one to report
-      return s;
-    }
+    const uint32_t end = batchEnd(i);
+    if (end - i > limit)
+      return Status(Code::kUnsupported,
+                    fmt::format("{}: one step of {} messages is more than the {} requests a batch "
+                                "may hold; larger segments (--segment) make fewer",
+                                r.t.name(), end - i, limit));
+    while (inflight_ + (end - i) > limit) CCSCOPE_RETURN_IF_ERROR(waitForAny(r));
+    r.t.beginBatch();
+    for (; i < end; ++i)
+      if (Status s = postComm(r, i); !s.isOk()) {
+        r.t.endBatch().ignore();  // the post's failure is the one to report
+        return s;
+      }
+    CCSCOPE_RETURN_IF_ERROR(r.t.endBatch());
   }
-  if (open) CCSCOPE_RETURN_IF_ERROR(r.t.endBatch());
   local_queue_.clear();  // started above, in order
   while (inflight_ > 0 || local_pending_ > 0) CCSCOPE_RETURN_IF_ERROR(waitForAny(r));
   return Status::ok();

@@ -66,6 +66,9 @@ class Executor {
   core::Status waitForAny(Run& r);
   core::Status drive(Run& r);
   core::Status driveInOrder(Run& r);  // stream-ordered transports
+  uint32_t batchEnd(uint32_t first) const;
+  // Ops the run is past: released ones, or on a stream (where release is at enqueue) finished.
+  uint32_t progressed() const { return stream_ordered_ ? finished_count_ : done_; }
   // The oldest posted request that has not finished (the one the run waits behind).
   transports::Request oldestOutstanding();
   void recordStuckSend(transports::Transport& t, core::FlightEntry& fe);
@@ -100,12 +103,12 @@ class Executor {
   std::vector<transports::Request> req_of_op_;
   // Request slot -> op (UINT32_MAX: not ours), and the generation we posted it with.
   std::vector<uint32_t> op_of_slot_, gen_of_slot_;
-  std::vector<uint32_t> batch_of_;  // stream order: the batch an op was posted in (0: none)
-  std::vector<uint32_t> posted_;    // ops in the order their requests were posted
-  size_t posted_head_ = 0;          // posted_[..head) finished
-  uint32_t done_ = 0;               // ops whose dependents were released
-  uint32_t inflight_ = 0;           // requests posted and not finished
-  uint32_t local_pending_ = 0;      // local steps started and not finished
+  std::vector<uint32_t> posted_;  // ops in the order their requests were posted
+  size_t posted_head_ = 0;        // posted_[..head) finished
+  uint32_t done_ = 0;             // ops whose dependents were released
+  uint32_t inflight_ = 0;         // requests posted and not finished
+  uint32_t local_pending_ = 0;    // local steps started and not finished
+  uint32_t finished_count_ = 0;   // requests and local steps finished
   uint64_t calls_ = 0;
 };
 

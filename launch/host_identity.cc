@@ -5,8 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <map>
+
+#include "core/affinity.h"
 
 namespace ccscope::launch {
 namespace {
@@ -31,6 +34,7 @@ HostIdentity readLocal() {
   id.name = buf;
   const std::string boot = readBootId(), net = netnsInode();
   if (!boot.empty() || !net.empty()) id.key = boot + "/" + net;
+  if (auto cpus = core::allowedCpus()) id.cpus = static_cast<int>(cpus->size());
   return id;
 }
 
@@ -41,15 +45,36 @@ const HostIdentity& localHostIdentity() {
   return id;
 }
 
+namespace {
+
+// The boot id is the key up to '/'; without one, the hostname stands for the machine.
+std::string machineOf(const HostIdentity& id) {
+  const std::string boot = id.key.substr(0, id.key.find('/'));
+  return boot.empty() ? "name:" + id.name : boot;
+}
+
+}  // namespace
+
 int mostRanksOnOneMachine(const std::vector<HostIdentity>& ids) {
-  // The boot id is the key up to '/'; without one, the hostname stands for the machine.
   std::map<std::string, int> per_machine;
   int most = 0;
-  for (const HostIdentity& id : ids) {
-    const std::string boot = id.key.substr(0, id.key.find('/'));
-    most = std::max(most, ++per_machine[boot.empty() ? "name:" + id.name : boot]);
-  }
+  for (const HostIdentity& id : ids) most = std::max(most, ++per_machine[machineOf(id)]);
   return most;
+}
+
+Crowding mostCrowdedMachine(const std::vector<HostIdentity>& ids) {
+  std::map<std::string, Crowding> per_machine;
+  for (const HostIdentity& id : ids) {
+    Crowding& m = per_machine[machineOf(id)];
+    ++m.ranks;
+    if (id.cpus > 0 && (m.cpus == 0 || id.cpus < m.cpus)) m.cpus = id.cpus;
+  }
+  Crowding worst;
+  for (const auto& [machine, m] : per_machine)
+    if (m.cpus > 0 && m.ranks > m.cpus &&
+        (worst.cpus == 0 || m.ranks * worst.cpus > worst.ranks * m.cpus))
+      worst = m;
+  return worst;
 }
 
 std::vector<std::string> hostLabels(const std::vector<HostIdentity>& ids) {
@@ -83,7 +108,7 @@ std::vector<std::string> hostLabels(const std::vector<HostIdentity>& ids) {
 }
 
 std::string encodeHostIdentity(const HostIdentity& id) {
-  return id.name + '\t' + id.key + '\t' + id.addr;
+  return id.name + '\t' + id.key + '\t' + id.addr + '\t' + std::to_string(id.cpus);
 }
 
 HostIdentity decodeHostIdentity(const std::string& s) {
@@ -93,7 +118,10 @@ HostIdentity decodeHostIdentity(const std::string& s) {
   if (a == std::string::npos) return id;
   const size_t b = s.find('\t', a + 1);
   id.key = s.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
-  if (b != std::string::npos) id.addr = s.substr(b + 1);
+  if (b == std::string::npos) return id;
+  const size_t c = s.find('\t', b + 1);
+  id.addr = s.substr(b + 1, c == std::string::npos ? std::string::npos : c - b - 1);
+  if (c != std::string::npos) id.cpus = std::atoi(s.c_str() + c + 1);
   return id;
 }
 

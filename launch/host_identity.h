@@ -13,6 +13,7 @@ struct HostIdentity {
   std::string name;  // hostname
   std::string key;   // "<boot id>/net:<inode>"; empty when unknown
   std::string addr;  // the address the rank reaches the store from; may be empty
+  int cpus = 0;      // the CPUs this rank may run on (its affinity mask); 0 when unknown
 };
 
 // This process's hostname and key (read once); addr is left empty.
@@ -29,8 +30,17 @@ std::vector<std::string> hostLabels(const std::vector<HostIdentity>& ids);
 // computes the same figure, so decisions made from it (segment sizes) agree across ranks.
 int mostRanksOnOneMachine(const std::vector<HostIdentity>& ids);
 
-// "name\tkey\taddr", the form gathered through the store, and back (a plain hostname parses
-// as a name with no key).
+// The machine whose ranks most outnumber its CPUs (the fewest any of its ranks may run on):
+// {ranks, cpus}, or {0, 0} where no machine's ranks outnumber what they may run on (or no CPU
+// count is known). Every rank computes the same.
+struct Crowding {
+  int ranks = 0;
+  int cpus = 0;
+};
+Crowding mostCrowdedMachine(const std::vector<HostIdentity>& ids);
+
+// "name\tkey\taddr\tcpus", the form gathered through the store, and back (a plain hostname
+// parses as a name with no key; a missing CPU count as 0).
 std::string encodeHostIdentity(const HostIdentity& id);
 HostIdentity decodeHostIdentity(const std::string& s);
 

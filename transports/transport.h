@@ -202,6 +202,9 @@ core::Status Transport::waitUntil(Ready&& ready, core::Deadline deadline, Reques
 core::Result<std::unique_ptr<Transport>> makeTransport(const std::string& name,
                                                        const TransportOptions& opts);
 bool isTransport(const std::string& name);
+// Transports that move device memory only (cuda-ipc, nccl): they imply --device cuda, and what
+// measures host buffers (pairs, burn-in) cannot use them.
+bool movesDeviceMemoryOnly(const std::string& name);
 // Whether this host can run `name` at all (a device it needs exists), asked once before ranks
 // start: kUnavailable (exit 5) with the reason; OK for transports that need nothing.
 core::Status transportUsable(const std::string& name);

@@ -92,6 +92,8 @@ bool isTransport(const std::string& name) {
   return false;
 }
 
+bool movesDeviceMemoryOnly(const std::string& name) { return name == "cuda-ipc" || name == "nccl"; }
+
 std::string transportNames() {
   std::string out;
   for (const TransportEntry& t : kTransports)

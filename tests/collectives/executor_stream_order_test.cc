@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "collectives/schedule.h"
@@ -21,8 +22,8 @@ using transports::Dir;
 
 // Finishes what a stream would have by now: everything enqueued, in enqueue order (a local
 // step after the posts made before it).
-void drain(ScriptedTransport& t, ScriptedCompute& c) {
-  for (;;) {
+void drain(ScriptedTransport& t, ScriptedCompute& c, bool one = false) {
+  for (bool first = true; first || !one; first = false) {
     const std::vector<size_t> pending = t.pending();
     const size_t post = pending.empty() ? SIZE_MAX : pending.front();
     if (c.ran() < c.started().size() && c.started()[c.ran()].posts_before <= post) {
@@ -100,6 +101,40 @@ TEST(ExecutorStreamOrderTest, RingStepsGoAsOneSendAndOneReceivePerBatch) {
     EXPECT_LE(open, 1) << "batches do not nest";
   }
   EXPECT_EQ(open, 0);
+}
+
+// The ring at rank 1 of 4 on a table of `slots` requests, the stream finishing everything at
+// each wait or one item per wait; its batches (the run's status in `s`).
+std::vector<std::vector<uint32_t>> ringBatches(uint32_t slots, uint64_t segment, bool one,
+                                               core::Status& s) {
+  ScriptedRank r(1, 4, 64, {.stream_ordered = true, .request_slots = slots});
+  ScriptedCompute compute(r.t);
+  r.ex.setCompute(&compute);
+  r.prepare(ringAllreduceSchedule(1, 4, 64, segment, false));
+  r.t.setScript([&](ScriptedTransport& t) { drain(t, compute, one); });
+  s = r.run(core::Deadline::after(std::chrono::seconds(5)));
+  return batchesOf(r);
+}
+
+// A batch holds at most half the request table; waiting for room happens between batches, so
+// when requests finish does not move a cut (ranks that cut differently would deadlock NCCL).
+TEST(ExecutorStreamOrderTest, BatchesAreCutTheSameWhateverFinishedWhen) {
+  core::Status all, one;
+  const auto at_once = ringBatches(16, 4, false, all);  // batches of 8: the whole limit
+  const auto slowly = ringBatches(16, 4, true, one);
+  ASSERT_TRUE(all.isOk()) << all.toString();
+  ASSERT_TRUE(one.isOk()) << one.toString();
+  EXPECT_EQ(at_once, slowly);
+}
+
+// The all-gather's steps hold 8 segments each, 16 messages, past the 8 of a 16-slot table: the
+// run stops with the reason before posting that batch, and every batch posted kept the bound.
+TEST(ExecutorStreamOrderTest, AStepLargerThanABatchMayBeIsRefusedBeforeItIsPosted) {
+  core::Status s;
+  const auto batches = ringBatches(16, 2, false, s);
+  EXPECT_EQ(s.code(), core::Code::kUnsupported) << s.toString();
+  EXPECT_NE(s.message().find("16 messages"), std::string::npos) << s.toString();
+  for (const auto& b : batches) EXPECT_LE(b.size(), 8u);
 }
 
 }  // namespace

@@ -35,11 +35,15 @@ TEST(HostIdentityTest, OneAddressOnTwoMachinesStillGivesTwoLabels) {
 }
 
 TEST(HostIdentityTest, EncodingRoundTripsAndAPlainNameParses) {
-  const HostIdentity id{"node", "boot/net:7", "10.1.2.3"};
+  const HostIdentity id{"node", "boot/net:7", "10.1.2.3", 6};
   const HostIdentity back = decodeHostIdentity(encodeHostIdentity(id));
   EXPECT_EQ(back.name, id.name);
   EXPECT_EQ(back.key, id.key);
   EXPECT_EQ(back.addr, id.addr);
+  EXPECT_EQ(back.cpus, 6);
+  const HostIdentity three = decodeHostIdentity("node\tboot/net:7\t10.1.2.3");
+  EXPECT_EQ(three.addr, "10.1.2.3");
+  EXPECT_EQ(three.cpus, 0);
   const HostIdentity plain = decodeHostIdentity("oldhost");
   EXPECT_EQ(plain.name, "oldhost");
   EXPECT_TRUE(plain.key.empty());
@@ -60,6 +64,27 @@ TEST(HostIdentityTest, RanksOnAMachineCountNamespacesOfOneBootNotOtherMachines) 
   // Without a boot id, the hostname tells machines apart.
   EXPECT_EQ(mostRanksOnOneMachine({{"old", "", ""}, {"x", "/net:9", ""}, {"y", "/net:9", ""}}), 1);
   EXPECT_EQ(mostRanksOnOneMachine({}), 0);
+}
+
+TEST(HostIdentityTest, TheMostCrowdedMachineIsTheOneWhoseRanksMostOutnumberItsCpus) {
+  // boot1: 3 ranks on 2 CPUs (the fewest its ranks report); boot2: 2 ranks on 1 CPU, worse.
+  EXPECT_EQ(mostCrowdedMachine({{"h0", "boot1/net:1", "", 4},
+                                {"h1", "boot1/net:2", "", 2},
+                                {"h0", "boot1/net:1", "", 4},
+                                {"h2", "boot2/net:1", "", 1},
+                                {"h2", "boot2/net:1", "", 1}})
+                .ranks,
+            2);
+  const Crowding c = mostCrowdedMachine({{"a", "boot1/net:1", "", 2},
+                                         {"b", "boot1/net:2", "", 2},
+                                         {"c", "boot1/net:3", "", 2},
+                                         {"d", "boot2/net:1", "", 8}});
+  EXPECT_EQ(c.ranks, 3);
+  EXPECT_EQ(c.cpus, 2);
+  // As many ranks as CPUs, or no CPU count: nobody is crowded.
+  EXPECT_EQ(mostCrowdedMachine({{"a", "boot1/net:1", "", 2}, {"b", "boot1/net:2", "", 2}}).ranks,
+            0);
+  EXPECT_EQ(mostCrowdedMachine({{"a", "boot1/net:1", ""}, {"b", "boot1/net:2", ""}}).ranks, 0);
 }
 
 TEST(HostIdentityTest, ThisProcessHasANameAndAKey) {

@@ -27,7 +27,9 @@ using core::Status;
 
 namespace {
 
+// NCCL_VERSION_CODE: X*10000 + Y*100 + Z from 2.9, X*1000 + Y*100 + Z before.
 std::string versionText(int v) {
+  if (v < 10000) return fmt::format("{}.{}.{}", v / 1000, (v % 1000) / 100, v % 100);
   return fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
 }
 
@@ -116,6 +118,7 @@ class NcclTransport final : public Transport {
   // Polls the communicator until it left ncclInProgress (init, a group being enqueued).
   Status settle(const char* call, Deadline deadline);
   Status closeGroup();
+  void reapGroups();
   void failAll(const Status& why);
 
   TransportOptions opts_;
@@ -182,10 +185,11 @@ Status NcclTransport::connect(launch::Bootstrap& bs, Deadline deadline) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   ncclResult_t r = ncclCommInitRankConfig(&comm_, size_, id, rank_, &config);
-  if (r != ncclSuccess && r != ncclInProgress)
-    return ncclStatus("ncclCommInitRankConfig", r, comm_);
-  if (Status s = settle("ncclCommInitRankConfig", deadline); !s.isOk()) {
-    ncclCommAbort(comm_);
+  Status s = r == ncclSuccess || r == ncclInProgress
+                 ? settle("ncclCommInitRankConfig", deadline)
+                 : ncclStatus("ncclCommInitRankConfig", r, comm_);
+  if (!s.isOk()) {
+    if (comm_) ncclCommAbort(comm_);
     comm_ = nullptr;
     return s;
   }
@@ -263,6 +267,12 @@ Status NcclTransport::progress() {
     failAll(ncclStatus("ncclCommGetAsyncError", r != ncclSuccess ? r : state, comm_));
     return Status::ok();
   }
+  reapGroups();
+  return Status::ok();
+}
+
+// Finishes the requests of every group the stream has passed, in stream order.
+void NcclTransport::reapGroups() {
   while (!groups_.empty()) {
     Group& g = groups_.front();
     const cudaError_t e = cudaEventQuery(g.done);
@@ -278,7 +288,6 @@ Status NcclTransport::progress() {
     free_events_.push_back(g.done);
     groups_.pop_front();
   }
-  return Status::ok();
 }
 
 // NCCL stops a communicator's kernels only as a whole: after ncclCommAbort no buffer of a
@@ -286,6 +295,10 @@ Status NcclTransport::progress() {
 void NcclTransport::failAll(const Status& why) {
   if (failed_) return;
   failed_ = true;
+  if (in_batch_) {  // never abort inside a group: this thread's group depth would stay raised
+    ncclGroupEnd();
+    in_batch_ = false;
+  }
   if (comm_) ncclCommAbort(comm_);
   comm_ = nullptr;
   for (Group& g : groups_) free_events_.push_back(g.done);
@@ -305,7 +318,9 @@ void NcclTransport::abortPeer(int peer, const Status& why) {
 // An enqueued operation cannot be taken off the stream: only aborting the communicator keeps a
 // cancelled receive from writing its buffer later.
 void NcclTransport::cancelPending(uint32_t slot) {
+  if (!failed_) reapGroups();  // one the stream already passed is only released
   const RequestRecord& rec = table_->slot(slot);
+  if (rec.state != ReqState::kPending) return;
   failAll(Status(Code::kAborted, fmt::format("a request with rank {} was cancelled, and NCCL "
                                              "cannot withdraw one: the communicator was aborted",
                                              rec.peer))
@@ -315,6 +330,7 @@ void NcclTransport::cancelPending(uint32_t slot) {
 void NcclTransport::close() {
   if (closed_) return;
   closed_ = true;
+  if (in_batch_) failAll(Status(Code::kAborted, "nccl transport closed inside a batch"));
   if (comm_ && groups_.empty() && open_slots_.empty()) {
     // Nothing pending: finalize (flushes NCCL's proxies), then destroy; abort if that stalls.
     const ncclResult_t r = ncclCommFinalize(comm_);
@@ -344,12 +360,14 @@ Status ncclUsable() {
   int v = 0;
   if (ncclResult_t r = ncclGetVersion(&v); r != ncclSuccess)
     return ncclStatus("ncclGetVersion", r, nullptr).withLayer(Layer::kLibrary);
-  // Major and minor must match: NCCL's structures (the config above) change between them.
-  if (v / 100 != NCCL_VERSION_CODE / 100)
+  // A newer library of the same major version reads an older ncclConfig_t (it carries its size
+  // and version); an older one may lack what the headers declare.
+  if (v < NCCL_VERSION_CODE || v / 10000 != NCCL_VERSION_CODE / 10000)
     return Status(Code::kUnavailable,
                   fmt::format("libnccl {} was loaded, and this build has NCCL {}'s headers: put "
-                              "that NCCL first on LD_LIBRARY_PATH, or rebuild against {}",
-                              versionText(v), versionText(NCCL_VERSION_CODE), versionText(v)))
+                              "NCCL {} or a later {}.x first on LD_LIBRARY_PATH, or rebuild",
+                              versionText(v), versionText(NCCL_VERSION_CODE),
+                              versionText(NCCL_VERSION_CODE), NCCL_MAJOR))
         .withLayer(Layer::kLibrary);
   int n = 0;
   CCSCOPE_RETURN_IF_ERROR(core::cudaStatus("cudaGetDeviceCount", cudaGetDeviceCount(&n)));
