@@ -31,7 +31,7 @@ TEST(VerbsEndToEndTest, EagerAndRendezvousBetweenTwoRanks) {
         const int peer = 1 - ctx.rank;
         for (size_t len : {size_t{0}, size_t{100}, size_t{1} << 20}) {
           std::vector<char> out(len + 1), in(len + 1);
-          conformance::fillPattern(out.data(), len, ctx.rank * 31 + len);
+          conformance::fillPattern(out.data(), len, static_cast<size_t>(ctx.rank) * 31 + len);
           auto ro = ctx.transport.registerMemory(out.data(), out.size());
           auto ri = ctx.transport.registerMemory(in.data(), in.size());
           RANK_CHECK(ctx, ro.isOk() && ri.isOk(), "registerMemory");
@@ -41,7 +41,10 @@ TEST(VerbsEndToEndTest, EagerAndRendezvousBetweenTwoRanks) {
           core::Status ws = ctx.transport.wait(*s, ctx.deadline);
           core::Status wr = ctx.transport.wait(*r, ctx.deadline);
           RANK_CHECK(ctx, ws.isOk() && wr.isOk(), ws.toString() + " " + wr.toString());
-          RANK_CHECK(ctx, conformance::firstMismatch(in.data(), len, peer * 31 + len) < 0, "data");
+          RANK_CHECK(
+              ctx,
+              conformance::firstMismatch(in.data(), len, static_cast<size_t>(peer) * 31 + len) < 0,
+              "data");
         }
         return 0;
       });

@@ -61,11 +61,11 @@ TEST(VerbsCreditTest, SenderStopsAtZeroCreditsAndResumes) {
   Pair p;
   connectOrFail(p);
   const uint32_t n = 3 * kRingSlots;
-  Buffers b = registerBoth(p, n * 8);
+  Buffers b = registerBoth(p, size_t{n} * 8);
   std::vector<Request> sends;
   for (uint32_t i = 0; i < n; ++i) {
-    std::memcpy(&b.mem[0][i * 8], &i, sizeof i);
-    sends.push_back(*p.t[0]->postSend(1, i, b.reg[0].region(), i * 8, 8));
+    std::memcpy(&b.mem[0][size_t{i} * 8], &i, sizeof i);
+    sends.push_back(*p.t[0]->postSend(1, i, b.reg[0].region(), size_t{i} * 8, 8));
   }
   p.drive([] { return false; }, 200);
   // No receive is posted: the ring holds what credits allowed, the rest waits at the sender.
@@ -73,13 +73,13 @@ TEST(VerbsCreditTest, SenderStopsAtZeroCreditsAndResumes) {
   EXPECT_FALSE(p.t[0]->test(sends.back()));
   std::vector<Request> recvs;
   for (uint32_t i = 0; i < n; ++i)
-    recvs.push_back(*p.t[1]->postRecv(0, i, b.reg[1].region(), i * 8, 8));
+    recvs.push_back(*p.t[1]->postRecv(0, i, b.reg[1].region(), size_t{i} * 8, 8));
   ASSERT_TRUE(p.drive([&] { return p.t[1]->test(recvs.back()) && p.t[0]->test(sends.back()); }));
   for (uint32_t i = 0; i < n; ++i) {
     EXPECT_TRUE(p.t[0]->wait(sends[i], core::Deadline::afterSeconds(1)).isOk());
     EXPECT_TRUE(p.t[1]->wait(recvs[i], core::Deadline::afterSeconds(1)).isOk());
     uint32_t got = 0;
-    std::memcpy(&got, &b.mem[1][i * 8], sizeof got);
+    std::memcpy(&got, &b.mem[1][size_t{i} * 8], sizeof got);
     EXPECT_EQ(got, i);
   }
   EXPECT_EQ(p.fabric.overruns, 0);
