@@ -44,6 +44,7 @@ struct RawOptions {
   std::string ucx_errors = "peer";
   std::string device = "host";
   int gpus_per_node = 0;
+  int nccl_register = 0;
   JobOptions job;
 };
 
@@ -63,6 +64,8 @@ std::vector<std::string> splitList(const std::string& s) {
 Status checkAlgorithms(bench::BenchConfig& c) {
   std::vector<std::string> known = c.transport == "mpi" ? std::vector<std::string>{"native"}
                                                         : collectives::algorithmNames(c.collective);
+  // Over nccl, "all" is every schedule and NCCL's own collective.
+  if (c.transport == "nccl") known.push_back("native");
   // "all" expands in place, so "all,auto" measures every algorithm and auto's pick side by side.
   std::vector<std::string> expanded;
   for (const std::string& a : c.algorithms)
@@ -76,7 +79,9 @@ Status checkAlgorithms(bench::BenchConfig& c) {
                     fmt::format("unknown algorithm '{}' for {} over {} (available: {}{})", a,
                                 collectives::collectiveName(c.collective), c.transport,
                                 fmt::join(known, ", "),
-                                c.transport == "mpi" ? "" : "; native needs --transport mpi"));
+                                c.transport == "mpi" || c.transport == "nccl"
+                                    ? ""
+                                    : "; native needs --transport mpi or nccl"));
   if (c.transport != "mpi") return Status::ok();
   for (core::DataType t : c.dtypes)
     if (t == core::DataType::kHalf || t == core::DataType::kBfloat16)
@@ -184,6 +189,17 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
   CCSCOPE_RETURN_IF_ERROR(parseTransportOptions(r, c));
   c.interleave = r.interleave;
   c.root = r.root;
+  if (r.nccl_register < 0 || r.nccl_register > 2)
+    return Status(
+        core::Code::kInvalidArgument,
+        fmt::format("-R takes 0 (none), 1 (local) or 2 (symmetric), not {}", r.nccl_register));
+  if (r.nccl_register != 0 &&
+      (c.transport != "nccl" ||
+       std::find(c.algorithms.begin(), c.algorithms.end(), "native") == c.algorithms.end()))
+    return Status(core::Code::kInvalidArgument,
+                  "-R registers the buffers of NCCL's own collectives: it needs --transport nccl "
+                  "--algo native");
+  c.nccl_register = r.nccl_register;
   CCSCOPE_RETURN_IF_ERROR(parseDeviceOptions(r, c));
   c.a2av = r.a2av;
   if (c.collective == collectives::Collective::kAlltoallv) {
@@ -298,7 +314,7 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("-o,--op", raw->op, "sum,prod,min,max,avg or all");
   b->add_option("--algo", raw->algo,
                 "Algorithms, comma-separated, all, or auto (default: ring where it exists; native "
-                "with --transport mpi)");
+                "with --transport mpi); native over nccl is NCCL's own collective");
   b->add_flag("--interleave", raw->interleave,
               "With several algorithms: take turns at each size (forward, then back, half the "
               "iterations each time) instead of one whole sweep each");
@@ -310,6 +326,9 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("--device", raw->device,
                 "host (default) or cuda: buffers, fills, checks and reductions on the GPU of the "
                 "local rank; shm and tcp then stage through pinned host buffers");
+  b->add_option("-R,--local_register", raw->nccl_register,
+                "--transport nccl --algo native: 0 buffers not registered (default), 1 "
+                "ncclCommRegister, 2 symmetric windows (ncclMemAlloc, ncclCommWindowRegister)");
   b->add_option("--gpus-per-node", raw->gpus_per_node,
                 "--device cuda: local rank r takes GPU r modulo this (default: the GPUs visible)")
       ->check(CLI::NonNegativeNumber);

@@ -3,11 +3,15 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <regex>
 #include <thread>
 
 #include "app/command.h"
+#ifdef CCSCOPE_HAVE_ANALYZE
+#include "diagnostics/analyze/nccl_debug_log.h"
+#endif
 #include "diagnostics/live/flight_dump.h"
 #include "diagnostics/live/hang_diagnosis.h"
 #include "launch/socket_util.h"
@@ -106,9 +110,15 @@ reports::Diagnosis bootstrapDiagnosis(const Status& s, const FailureContext& ctx
   return d;
 }
 
-void emit(const reports::Diagnosis& d, const FailureContext& ctx) {
+// `nccl_log`: the diagnosis is the analyzer's on that NCCL log, not the live one.
+void emit(const reports::Diagnosis& d, const FailureContext& ctx,
+          const std::string& nccl_log = "") {
   std::string text = diagnostics::renderDiagnosis(d);
-  std::fprintf(stderr, "ccscope: rank %d: diagnosis: %s", ctx.rank, text.c_str());
+  if (nccl_log.empty())
+    std::fprintf(stderr, "ccscope: rank %d: diagnosis: %s", ctx.rank, text.c_str());
+  else
+    std::fprintf(stderr, "ccscope: rank %d: diagnosis from NCCL's log %s: %s", ctx.rank,
+                 nccl_log.c_str(), text.c_str());
   std::unique_ptr<reports::JsonLinesWriter> own;
   reports::JsonLinesWriter* out = ctx.json;
   if (!out && ctx.rank == 0 && !ctx.json_path.empty()) {
@@ -120,7 +130,25 @@ void emit(const reports::Diagnosis& d, const FailureContext& ctx) {
   nlohmann::json rec = reports::toJson(d);
   rec["type"] = "diagnosis";
   rec["reported_by"] = ctx.rank;
+  rec["source"] = nccl_log.empty() ? "live" : "nccl_log";
+  if (!nccl_log.empty()) rec["log"] = nccl_log;
   out->write(rec);
+}
+
+// NCCL's own account of the failure, from the log this rank routed NCCL_DEBUG to.
+void emitNcclLogDiagnosis(const FailureContext& ctx) {
+#ifdef CCSCOPE_HAVE_ANALYZE
+  std::error_code ec;
+  if (ctx.nccl_log.empty() || std::filesystem::file_size(ctx.nccl_log, ec) == 0 || ec)
+    return;  // NCCL never started (no GPU, an error before its first call)
+  if (auto d = diagnostics::diagnoseNcclLog(ctx.nccl_log))
+    emit(*d, ctx, ctx.nccl_log);
+  else
+    std::fprintf(stderr, "ccscope: rank %d: NCCL's log %s: nothing conclusive in it\n", ctx.rank,
+                 ctx.nccl_log.c_str());
+#else
+  (void)ctx;
+#endif
 }
 
 int reportFailure(const Status& s, const FailureContext& ctx) {
@@ -128,9 +156,13 @@ int reportFailure(const Status& s, const FailureContext& ctx) {
   int code = exitCodeFor(s);
   if (code == kExitHang && (!ctx.client || s.layer() == Layer::kBootstrap)) {
     emit(bootstrapDiagnosis(s, ctx), ctx);
+    emitNcclLogDiagnosis(ctx);
     return code;
   }
-  if (code != kExitHang) return code;
+  if (code != kExitHang) {
+    emitNcclLogDiagnosis(ctx);
+    return code;
+  }
   diagnostics::HangInputs in;
   in.self = ctx.rank;
   in.failure = s;
@@ -146,6 +178,7 @@ int reportFailure(const Status& s, const FailureContext& ctx) {
     return launch::tcpReachable(addr, kProbePort, core::Deadline::afterSeconds(kProbeSeconds));
   };
   emit(diagnostics::diagnoseHang(in), ctx);
+  emitNcclLogDiagnosis(ctx);
   if (ctx.recorder) {
     std::string path = diagnostics::writeFlightDump(*ctx.recorder, ctx.rank, ctx.host);
     if (!path.empty())

@@ -23,6 +23,7 @@ struct FailureContext {
   std::vector<std::string> hosts;            // per rank, once known
   std::string store_host;                    // the rendezvous address, when known
   int local_rank = 0, local_size = 0;        // this host's ranks, from the launcher
+  std::string nccl_log{};                    // this rank's NCCL_DEBUG_FILE, where it runs NCCL
 };
 
 // The context of a rank of a job that joined its rendezvous (client may still be null) and knows
@@ -32,7 +33,8 @@ FailureContext jobFailureContext(int rank, int local_rank, int local_size,
                                  reports::JsonLinesWriter* json, const std::string& json_path);
 
 int exitCodeFor(const core::Status& s);
-// Prints the failure (and the diagnosis for hangs); returns the exit code.
+// Prints the failure (and the diagnosis for hangs, then the analyzer's on this rank's NCCL log,
+// if any); returns the exit code.
 int reportFailure(const core::Status& s, const FailureContext& ctx);
 
 }  // namespace ccscope::app

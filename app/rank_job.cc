@@ -23,6 +23,9 @@
 #include "collectives/schedule_backend.h"
 #include "collectives/staged_backend.h"
 #include "core/affinity.h"
+#ifdef CCSCOPE_HAVE_ANALYZE
+#include "diagnostics/analyze/nccl_debug_log.h"
+#endif
 #include "diagnostics/live/flight_dump.h"
 #include "launch/host_identity.h"
 #include "launch/store_client.h"
@@ -34,6 +37,9 @@
 #ifdef CCSCOPE_HAVE_CUDA_DEVICE
 #include "bench/device/cuda_buffer_data.h"
 #include "collectives/device/cuda_device.h"
+#endif
+#ifdef CCSCOPE_HAVE_NCCL_BASELINE
+#include "collectives/baselines/nccl/nccl_backend.h"
 #endif
 #ifdef CCSCOPE_HAVE_MPI
 #include "collectives/baselines/mpi/mpi_backend.h"
@@ -54,9 +60,15 @@ core::Result<std::unique_ptr<collectives::CollectiveBackend>> makeBackend(
 #ifdef CCSCOPE_HAVE_MPI
     if (cfg.transport == "mpi" && algo == "native") return collectives::mpi::makeMpiBackend();
 #endif
-    return Status(Code::kInvalidArgument, fmt::format("--algo {} is not available with --transport "
-                                                      "{} (native needs --transport mpi)",
-                                                      algo, cfg.transport));
+#ifdef CCSCOPE_HAVE_NCCL_BASELINE
+    if (cfg.transport == "nccl" && algo == "native" && t && device)
+      return collectives::nccl::makeNcclBackend(
+          *t, *device, harness, static_cast<collectives::nccl::Registration>(cfg.nccl_register));
+#endif
+    return Status(Code::kInvalidArgument,
+                  fmt::format("--algo {} is not available with --transport {} (native needs "
+                              "--transport mpi, or nccl with --device cuda)",
+                              algo, cfg.transport));
   }
   collectives::AlgorithmOptions ao{algo, cfg.segment_bytes, cfg.timeout_s, cfg.host_pages};
   // Device buffers: moved as they are by a transport that moves device memory, else staged.
@@ -215,6 +227,9 @@ Status BenchRank::setUp() {
   CCSCOPE_ASSIGN_OR_RETURN(device_, openDevice(cfg_, info_));
   if (device_) measured.cuda_stream = device_->stream();
   measured.op_timeout_s = cfg_.timeout_s;
+#ifdef CCSCOPE_HAVE_ANALYZE
+  if (cfg_.transport == "nccl") fctx_.nccl_log = diagnostics::routeNcclDebugOutput(info_.rank);
+#endif
   if (cfg_.transport != "mpi") {
     CCSCOPE_ASSIGN_OR_RETURN(transport_, transports::makeTransport(cfg_.transport, measured));
     Status s = transport_->connect(client, Deadline::afterSeconds(cfg_.timeout_s));

@@ -25,6 +25,9 @@ struct BenchConfig {
   // rank (modulo gpus_per_node when set, else modulo the GPUs it sees).
   std::string device = "host";
   int gpus_per_node = 0;
+  // -R (nccl-tests' letter): NCCL's buffers for --algo native over nccl are 0 not registered,
+  // 1 registered locally (ncclCommRegister), 2 symmetric windows (ncclCommWindowRegister).
+  int nccl_register = 0;
   uint64_t min_bytes = 8;
   uint64_t max_bytes = 64ull << 20;
   double factor = 2;  // multiplicative step (-f)

@@ -9,14 +9,20 @@ timed and each with its own status (pass, fail, or skip with the reason):
   sanitizer         compute-sanitizer --tool memcheck on tests/cuda/kernels/cuda_kernels_test
   bench             ccscope bench, every collective x (cuda-ipc, shm, tcp) x (np 2, 4), --device
                     cuda, --algo all, 1K..4M: pass = exit 0; rows and wrong rows from the JSON
-  nccl              every collective over --transport nccl at np 1 (--algo all); one allreduce at
-                    np 2 on the one GPU, recorded (NCCL may refuse two ranks on one device)
+  nccl              every collective over --transport nccl at np 1 (--algo all: our schedules and
+                    NCCL's own); one allreduce at np 2 on the one GPU, recorded (NCCL may refuse
+                    two ranks on one device)
   fault             tests/mp/faults_test.py `fault kill T 4 2` with --device cuda over cuda-ipc
                     and shm: the survivors exit 3 within --timeout + 5 s, naming the victim
+  nccl-faults       NCCL's allreduce with -R 1 and -R 2; a wrong NCCL_SOCKET_IFNAME (exit 2 or 3
+                    and the host-network verdict from NCCL's log); np 2 with an NCCL_HOSTID per
+                    rank; then rank 1 of those two SIGKILLed: rank 0 exits 3 within --timeout +
+                    5 s, naming rank 1
 
 The whole run keeps to a time budget (default 330 s): a step that would not fit is skipped with
 the reason "time budget". Writes $OUT/gpu-check.json (default build/gpu-check/) after every
-step, and next to it build.log, gpu.log, ctest-gpu.xml, bench.jsonl, bench.log and faults.log.
+step, and next to it build.log, gpu.log, ctest-gpu.xml, bench.jsonl, bench.log, faults.log and
+nccl-faults.log.
 Exits 0 once the summary is written, 1 when the build could not even be configured.
 
 Environment: GPU_CHECK_CUDA_ARCHITECTURES (default 90), GPU_CHECK_CMAKE_ARGS (more configure
@@ -38,11 +44,12 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import gpu_check_bench  # noqa: E402
+import gpu_check_nccl  # noqa: E402
 from gpu_check_lib import Runner, junit_counts, last_json_object, run, skip_reason  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = ("configure", "build", "gpu-info", "ctest", "kernel-bench", "sanitizer", "bench", "nccl",
-         "fault")
+         "fault", "nccl-faults")
 KERNELS = "tests/cuda/kernels"
 MIN_RATIO = 0.85
 
@@ -288,7 +295,8 @@ def gtest_count(text, word):
 def main(argv=None):
     a = parse_args(argv)
     r = Runner(a.out, a.budget)
-    for log in ("build.log", "gpu.log", "bench.log", "bench.jsonl", "faults.log"):
+    for log in ("build.log", "gpu.log", "bench.log", "bench.jsonl", "faults.log",
+                "nccl-faults.log"):
         if os.path.exists(r.path(log)):
             os.remove(r.path(log))
     if "configure" in a.steps and not step_configure(r, a):
@@ -300,7 +308,7 @@ def main(argv=None):
     steps = {"build": step_build, "gpu-info": step_gpu_info, "ctest": step_ctest,
              "kernel-bench": step_kernel_bench, "sanitizer": step_sanitizer,
              "bench": gpu_check_bench.step_bench, "nccl": gpu_check_bench.step_nccl,
-             "fault": gpu_check_bench.step_fault}
+             "fault": gpu_check_bench.step_fault, "nccl-faults": gpu_check_nccl.step_nccl_faults}
     for name in STEPS[1:]:
         if name not in a.steps:
             continue

@@ -5,7 +5,9 @@ that names the culprit, prints no rows and does not hang; a refused process leav
     badinput_test.py --ccscope BIN [--deadline S] CASE [ARGS...]
     badinput NAME               one bad command line, variable or port (see the tables below)
     token_refused_job_survives  a wrong-token process is refused, the real job still completes
-    no_gpu device|cuda-ipc|nccl --device cuda, --transport cuda-ipc or nccl where no GPU is usable:
+    no_gpu device|cuda-ipc|nccl|nccl-native
+                                --device cuda, --transport cuda-ipc or nccl (--algo native) where
+                                no GPU is usable:
                                 exit 5 with one line giving CUDA's own reason (runs where one is)
 """
 
@@ -76,6 +78,11 @@ def bad_command_lines(binary):
                             ["--device cuda", "MPI"]),
         "device_cuda_auto": (bench(binary, "--np", "2", "--device", "cuda", "--algo", "auto"),
                              ["--algo auto", "--device cuda"]),
+        # -R registers NCCL's own buffers: only NCCL's collectives have them.
+        "register_without_native": (bench(binary, "--np", "2", "--transport", "nccl", "--algo",
+                                          "ring", "-R", "1"), ["-R", "--algo native"]),
+        "bad_register": (bench(binary, "--np", "2", "--transport", "nccl", "--algo", "native",
+                               "-R", "3"), ["-R", "3"]),
     }
 
 
@@ -237,8 +244,11 @@ def case_token_refused_job_survives(h, binary, mpirun):
 def case_no_gpu(h, binary, mpirun, which):
     """Without a usable GPU: exit 5 and one line with CUDA's reason (its error name in
     parentheses), no rows, no hang. Where a GPU is usable the same command must simply pass."""
-    flags = ["--device", "cuda"] if which == "device" else ["--transport", which]
+    flags = (["--device", "cuda"] if which == "device"
+             else ["--transport", "nccl", "--algo", "native"] if which == "nccl-native"
+             else ["--transport", which])
     p = h.start(bench(binary, "--np", "2", *flags, *SMALL))
+    flags = flags[:2]  # the line names the transport or the device, not the algorithm
     rc = h.wait(p, 60)
     err = h.stderr(p)
     lines = [ln for ln in err.splitlines() if ln.strip()]

@@ -15,6 +15,7 @@
 
 #include "core/cuda_status.h"
 #include "transports/common/hex.h"
+#include "transports/nccl/nccl_communicator.h"
 
 extern char** environ;
 
@@ -27,56 +28,12 @@ using core::Status;
 
 namespace {
 
-// NCCL_VERSION_CODE: X*10000 + Y*100 + Z from 2.9, X*1000 + Y*100 + Z before.
-std::string versionText(int v) {
-  if (v < 10000) return fmt::format("{}.{}.{}", v / 1000, (v % 1000) / 100, v % 100);
-  return fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
-}
-
-const char* resultName(ncclResult_t r) {
-  switch (r) {
-    case ncclSuccess:
-      return "ncclSuccess";
-    case ncclUnhandledCudaError:
-      return "ncclUnhandledCudaError";
-    case ncclSystemError:
-      return "ncclSystemError";
-    case ncclInternalError:
-      return "ncclInternalError";
-    case ncclInvalidArgument:
-      return "ncclInvalidArgument";
-    case ncclInvalidUsage:
-      return "ncclInvalidUsage";
-    case ncclRemoteError:
-      return "ncclRemoteError";
-    case ncclInProgress:
-      return "ncclInProgress";
-    default:
-      return "ncclResult";
-  }
-}
-
-// "ncclSend: remote process exited or there was a network error (ncclRemoteError 6): <NCCL's
-// last message>". A peer that failed is kRemoteError (exit 3, as over shm and tcp).
-Status ncclStatus(const char* call, ncclResult_t r, ncclComm_t comm) {
-  const Code code = r == ncclRemoteError                                ? Code::kRemoteError
-                    : r == ncclInvalidArgument || r == ncclInvalidUsage ? Code::kInvalidArgument
-                    : r == ncclInternalError                            ? Code::kInternal
-                                                                        : Code::kSystem;
-  const char* last = ncclGetLastError(comm);
-  Status s(code, fmt::format("{}: {} ({} {}){}{}", call, ncclGetErrorString(r), resultName(r),
-                             static_cast<int>(r), last && *last ? ": " : "", last ? last : ""));
-  s.withLayer(r == ncclUnhandledCudaError ? Layer::kGpu : Layer::kLibrary)
-      .withNative(call, static_cast<long>(r));
-  return s;
-}
-
 // Sleeps between polls of what only the GPU or NCCL's threads finish.
 constexpr int64_t kPollSleepNs = 20000;
 // The bound on enqueueing a group when TransportOptions gives none (lazy connection set-up).
 constexpr double kDefaultEnqueueSeconds = 300;
 
-class NcclTransport final : public Transport {
+class NcclTransport final : public Transport, public NcclCommunicator {
  public:
   explicit NcclTransport(TransportOptions o) : opts_(std::move(o)) {}
   ~NcclTransport() override { close(); }
@@ -102,6 +59,13 @@ class NcclTransport final : public Transport {
   void abortPeer(int peer, const Status& why) override;
   void close() override;
 
+  ncclComm_t comm() const override { return comm_; }
+  cudaStream_t stream() const override { return stream_; }
+  Status runGroup(const char* call, const std::function<ncclResult_t()>& enqueue,
+                  Deadline deadline) override;
+  Status settleCall(const char* call, ncclResult_t r, Deadline deadline) override;
+  bool failed() const override { return failed_; }
+
  protected:
   void blockFor(int64_t max_ns) override {
     std::this_thread::sleep_for(std::chrono::nanoseconds(std::min(max_ns, kPollSleepNs)));
@@ -118,6 +82,8 @@ class NcclTransport final : public Transport {
   // Polls the communicator until it left ncclInProgress (init, a group being enqueued).
   Status settle(const char* call, Deadline deadline);
   Status closeGroup();
+  // Polls until the stream has passed all it holds, or NCCL reports an error, or the deadline.
+  Status waitStream(const char* call, Deadline deadline);
   void reapGroups();
   void failAll(const Status& why);
 
@@ -202,7 +168,7 @@ std::string NcclTransport::setupNote() const {
   for (char** e = environ; e && *e; ++e)
     if (std::strncmp(*e, "NCCL_", 5) == 0) vars += fmt::format("{}{}", vars.empty() ? "" : " ", *e);
   return fmt::format("nccl: NCCL {} (built against {}) on GPU {}; {}", ncclRuntimeVersion(),
-                     versionText(NCCL_VERSION_CODE), device_,
+                     ncclVersionText(NCCL_VERSION_CODE), device_,
                      vars.empty() ? "no NCCL_* variables set" : vars);
 }
 
@@ -308,6 +274,53 @@ void NcclTransport::failAll(const Status& why) {
     if (p != rank_) table_->failPeer(p, why);
 }
 
+Status NcclTransport::runGroup(const char* call, const std::function<ncclResult_t()>& enqueue,
+                               Deadline deadline) {
+  if (failed_ || !comm_ || in_batch_)
+    return Status(Code::kAborted, fmt::format("{}: the NCCL communicator was aborted before", call))
+        .withLayer(Layer::kLibrary);
+  Status s;
+  if (ncclResult_t r = ncclGroupStart(); r != ncclSuccess)
+    return ncclStatus("ncclGroupStart", r, comm_);
+  const ncclResult_t e = enqueue();
+  const ncclResult_t g = ncclGroupEnd();
+  if (e != ncclSuccess && e != ncclInProgress)
+    s = ncclStatus(call, e, comm_);
+  else if (g != ncclSuccess && g != ncclInProgress)
+    s = ncclStatus("ncclGroupEnd", g, comm_);
+  if (s.isOk()) s = settle(call, deadline);
+  if (s.isOk()) s = waitStream(call, deadline);
+  if (!s.isOk()) failAll(s);
+  return s;
+}
+
+Status NcclTransport::settleCall(const char* call, ncclResult_t r, Deadline deadline) {
+  Status s =
+      r == ncclSuccess || r == ncclInProgress ? settle(call, deadline) : ncclStatus(call, r, comm_);
+  if (!s.isOk()) failAll(s);
+  return s;
+}
+
+Status NcclTransport::waitStream(const char* call, Deadline deadline) {
+  for (;;) {
+    const cudaError_t e = cudaStreamQuery(stream_);
+    if (e == cudaSuccess) return Status::ok();
+    if (e != cudaErrorNotReady) return core::cudaStatus("cudaStreamQuery", e);
+    ncclResult_t state = ncclSuccess;
+    if (ncclResult_t r = ncclCommGetAsyncError(comm_, &state); r != ncclSuccess)
+      return ncclStatus("ncclCommGetAsyncError", r, comm_);
+    if (state != ncclSuccess && state != ncclInProgress) return ncclStatus(call, state, comm_);
+    if (deadline.expired())
+      return Status(
+                 Code::kDeadlineExceeded,
+                 fmt::format("{}: rank {} of {}: not finished at the deadline (a rank that never "
+                             "called it, or NCCL waiting on a peer)",
+                             call, rank_, size_))
+          .withLayer(Layer::kLibrary);
+    blockFor(kPollSleepNs);
+  }
+}
+
 void NcclTransport::abortPeer(int peer, const Status& why) {
   if (peer < 0 || peer >= size_ || peer == rank_) return;
   Status s = why;
@@ -350,31 +363,9 @@ void NcclTransport::close() {
 
 }  // namespace
 
-std::string ncclRuntimeVersion() {
-  int v = 0;
-  ncclGetVersion(&v);
-  return versionText(v);
-}
-
-Status ncclUsable() {
-  int v = 0;
-  if (ncclResult_t r = ncclGetVersion(&v); r != ncclSuccess)
-    return ncclStatus("ncclGetVersion", r, nullptr).withLayer(Layer::kLibrary);
-  // A newer library of the same major version reads an older ncclConfig_t (it carries its size
-  // and version); an older one may lack what the headers declare.
-  if (v < NCCL_VERSION_CODE || v / 10000 != NCCL_VERSION_CODE / 10000)
-    return Status(Code::kUnavailable,
-                  fmt::format("libnccl {} was loaded, and this build has NCCL {}'s headers: put "
-                              "NCCL {} or a later {}.x first on LD_LIBRARY_PATH, or rebuild",
-                              versionText(v), versionText(NCCL_VERSION_CODE),
-                              versionText(NCCL_VERSION_CODE), NCCL_MAJOR))
-        .withLayer(Layer::kLibrary);
-  int n = 0;
-  CCSCOPE_RETURN_IF_ERROR(core::cudaStatus("cudaGetDeviceCount", cudaGetDeviceCount(&n)));
-  if (n == 0)
-    return Status(Code::kUnavailable, "cudaGetDeviceCount: no CUDA device visible")
-        .withLayer(Layer::kGpu);
-  return Status::ok();
+NcclCommunicator* ncclCommunicator(Transport& t) {
+  auto* n = dynamic_cast<NcclTransport*>(&t);
+  return n && n->comm() ? n : nullptr;
 }
 
 std::unique_ptr<Transport> makeNcclTransport(const TransportOptions& opts) {

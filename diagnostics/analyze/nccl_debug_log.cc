@@ -1,0 +1,57 @@
+#include "diagnostics/analyze/nccl_debug_log.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "diagnostics/analyze/analyzer.h"
+
+namespace ccscope::diagnostics {
+
+std::string expandNcclDebugFile(const std::string& pattern, const std::string& host, long pid) {
+  const std::string short_host = host.substr(0, host.find('.'));
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    const char c = pattern[++i];
+    if (c == 'h')
+      out += short_host;
+    else if (c == 'p')
+      out += std::to_string(pid);
+    else if (c == '%')
+      out += '%';
+    else
+      out += {'%', c};
+  }
+  return out;
+}
+
+std::string routeNcclDebugOutput(int rank) {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  const long pid = static_cast<long>(getpid());
+  // Only where unset: an operator's NCCL_DEBUG=TRACE or own file pattern stays as it is.
+  setenv("NCCL_DEBUG", "INFO", 0);
+  if (const char* set = std::getenv("NCCL_DEBUG_FILE"); set && *set)
+    return expandNcclDebugFile(set, host, pid);
+  const char* dir = std::getenv("CCSCOPE_DUMP_DIR");
+  std::string path =
+      fmt::format("{}/ccscope-nccl-r{}-{}.log", dir && *dir ? dir : "/tmp", rank, pid);
+  setenv("NCCL_DEBUG_FILE", path.c_str(), 1);
+  return path;
+}
+
+std::optional<reports::Diagnosis> diagnoseNcclLog(const std::string& path) {
+  struct stat st {};
+  if (path.empty() || stat(path.c_str(), &st) != 0 || st.st_size == 0) return std::nullopt;
+  auto result = analyzeInputs({path}, {});
+  if (!result || !result->diagnosis.conclusive) return std::nullopt;
+  return std::move(result->diagnosis);
+}
+
+}  // namespace ccscope::diagnostics

@@ -1,0 +1,26 @@
+// The NCCL_DEBUG output of a rank that runs NCCL: routed to a file of the rank's own before its
+// first NCCL call, and read back by the analyzer when the rank fails, so NCCL's own account
+// (the interface it could not find, the peer it lost) joins the live diagnosis.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "reports/diagnosis.h"
+
+namespace ccscope::diagnostics {
+
+// Sets NCCL_DEBUG_FILE to DIR/ccscope-nccl-r<rank>-<pid>.log (DIR: CCSCOPE_DUMP_DIR, else /tmp)
+// and NCCL_DEBUG to INFO, each only where the environment has none. Returns the file NCCL will
+// write: a NCCL_DEBUG_FILE set by the user with its %h, %p and %% expanded as NCCL does.
+std::string routeNcclDebugOutput(int rank);
+
+// NCCL_DEBUG_FILE's pattern expanded for this host and process ("%h": hostname to its first
+// dot, "%p": pid, "%%": "%").
+std::string expandNcclDebugFile(const std::string& pattern, const std::string& host, long pid);
+
+// The analyzer's verdict on one rank's NCCL log (the built-in rules); nullopt where the file is
+// missing or empty, or the analyzer found nothing conclusive in it.
+std::optional<reports::Diagnosis> diagnoseNcclLog(const std::string& path);
+
+}  // namespace ccscope::diagnostics

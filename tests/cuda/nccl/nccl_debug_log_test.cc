@@ -1,0 +1,106 @@
+// NCCL's own debug output routed to a rank's file and read back by the analyzer. This needs no
+// GPU: ncclGetUniqueId only opens NCCL's bootstrap socket, so a wrong NCCL_SOCKET_IFNAME fails it
+// on any machine with NCCL, as it fails rank 0 of a real job.
+#include "diagnostics/analyze/nccl_debug_log.h"
+
+#include <gtest/gtest.h>
+#include <nccl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace ccscope::diagnostics {
+namespace {
+
+namespace fs = std::filesystem;
+
+// In a child (NCCL reads its environment once per process): route NCCL_DEBUG, pick the
+// interface, and ask NCCL for a unique id. Returns the log path the child wrote and its result.
+std::pair<std::string, int> uniqueIdInChild(const fs::path& dir, const char* ifname) {
+  const fs::path path_file = dir / "path";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setenv("CCSCOPE_DUMP_DIR", dir.c_str(), 1);
+    unsetenv("NCCL_DEBUG_FILE");
+    unsetenv("NCCL_DEBUG");
+    setenv("NCCL_SOCKET_IFNAME", ifname, 1);
+    std::ofstream(path_file) << routeNcclDebugOutput(3);
+    ncclUniqueId id;
+    _exit(static_cast<int>(ncclGetUniqueId(&id)));
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::ifstream in(path_file);
+  std::string path;
+  std::getline(in, path);
+  return {path, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
+}
+
+std::string readAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class NcclDebugLogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("ccscope-nccl-log-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(NcclDebugLogTest, AWrongSocketInterfaceIsAHostNetworkVerdictFromNcclsOwnLog) {
+  auto [path, rc] = uniqueIdInChild(dir_, "ccscope-no-such-if0");
+  EXPECT_EQ(rc, static_cast<int>(ncclInvalidUsage));
+  EXPECT_EQ(fs::path(path).parent_path(), dir_);
+  EXPECT_NE(path.find("ccscope-nccl-r3-"), std::string::npos) << path;
+  const std::string text = readAll(path);
+  EXPECT_NE(text.find("NCCL WARN"), std::string::npos) << text;
+  auto d = diagnoseNcclLog(path);
+  ASSERT_TRUE(d.has_value()) << text;
+  EXPECT_EQ(d->layer, core::Layer::kHostNetwork) << d->verdict;
+  ASSERT_FALSE(d->evidence.empty());
+  EXPECT_EQ(d->evidence.front().file, path);
+}
+
+TEST_F(NcclDebugLogTest, AHealthyBootstrapLeavesALogWithNothingConclusive) {
+  auto [path, rc] = uniqueIdInChild(dir_, "lo");
+  ASSERT_EQ(rc, 0) << readAll(path);
+  EXPECT_NE(readAll(path).find("NCCL INFO"), std::string::npos);
+  EXPECT_FALSE(diagnoseNcclLog(path).has_value());
+}
+
+TEST(NcclDebugFilePattern, ExpandsAsNcclDoes) {
+  EXPECT_EQ(expandNcclDebugFile("/l/nccl.%h.%p", "node7.cluster.local", 412), "/l/nccl.node7.412");
+  EXPECT_EQ(expandNcclDebugFile("100%%-%x%", "h", 1), "100%-%x%");
+}
+
+TEST(NcclDebugFilePattern, AnOperatorsSettingsAreKept) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setenv("NCCL_DEBUG", "WARN", 1);
+    setenv("NCCL_DEBUG_FILE", "/var/log/nccl.%p", 1);
+    const std::string path = routeNcclDebugOutput(0);
+    const bool ok = path == "/var/log/nccl." + std::to_string(getpid()) &&
+                    std::string(std::getenv("NCCL_DEBUG")) == "WARN" &&
+                    std::string(std::getenv("NCCL_DEBUG_FILE")) == "/var/log/nccl.%p";
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+}  // namespace
+}  // namespace ccscope::diagnostics

@@ -1,0 +1,43 @@
+// What NCCL's own collectives (collectives/baselines/nccl/) take from a connected nccl transport:
+// its communicator and stream, and one way to run calls on them under our deadline, so that the
+// baseline and our schedules share one communicator, one abort and one diagnosis.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <functional>
+#include <string>
+
+#include "core/deadline.h"
+#include "core/status.h"
+#include "transports/transport.h"
+
+namespace ccscope::transports {
+
+class NcclCommunicator {
+ public:
+  virtual ~NcclCommunicator() = default;
+  virtual ncclComm_t comm() const = 0;
+  virtual cudaStream_t stream() const = 0;
+  // Calls `enqueue` (NCCL calls on comm() and stream()) inside one group, then polls until the
+  // group is enqueued and the stream has passed it, watching NCCL's asynchronous error. A
+  // failure, or `deadline` passing first, aborts the communicator (every later call fails).
+  virtual core::Status runGroup(const char* call, const std::function<ncclResult_t()>& enqueue,
+                                core::Deadline deadline) = 0;
+  // A collective call outside any stream work (window registration): polled until it settles.
+  virtual core::Status settleCall(const char* call, ncclResult_t r, core::Deadline deadline) = 0;
+  // Whether the communicator was aborted (a failure, a cancel, a dead peer).
+  virtual bool failed() const = 0;
+};
+
+// The communicator behind `t`; nullptr unless t is a connected nccl transport.
+NcclCommunicator* ncclCommunicator(Transport& t);
+
+// "2.28.9" from an NCCL_VERSION_CODE (X*10000 + Y*100 + Z from 2.9, X*1000 + Y*100 + Z before).
+std::string ncclVersionText(int code);
+
+// NCCL's error as a Status: the call, NCCL's text and name, and its last message.
+core::Status ncclStatus(const char* call, ncclResult_t r, ncclComm_t comm);
+
+}  // namespace ccscope::transports
