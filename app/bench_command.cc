@@ -45,6 +45,7 @@ struct RawOptions {
   std::string device = "host";
   int gpus_per_node = 0;
   int nccl_register = 0;
+  int graph_launches = 0;
   JobOptions job;
 };
 
@@ -200,6 +201,16 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
                   "-R registers the buffers of NCCL's own collectives: it needs --transport nccl "
                   "--algo native");
   c.nccl_register = r.nccl_register;
+  if (r.graph_launches < 0)
+    return Status(
+        core::Code::kInvalidArgument,
+        fmt::format("-G takes a number of graph launches (0: none), not {}", r.graph_launches));
+  if (r.graph_launches > 0 &&
+      (c.transport != "nccl" || c.algorithms != std::vector<std::string>{"native"}))
+    return Status(core::Code::kInvalidArgument,
+                  "-G captures NCCL's own collectives into CUDA graphs: it needs --transport "
+                  "nccl --algo native (our schedules wait on the host between steps)");
+  c.graph_launches = r.graph_launches;
   CCSCOPE_RETURN_IF_ERROR(parseDeviceOptions(r, c));
   c.a2av = r.a2av;
   if (c.collective == collectives::Collective::kAlltoallv) {
@@ -297,6 +308,16 @@ int run(const RawOptions& raw) {
 
 }  // namespace
 
+// nccl-tests' options for NCCL's own collectives, by nccl-tests' letters.
+void addNcclOptions(CLI::App& b, RawOptions& raw) {
+  b.add_option("-R,--local_register", raw.nccl_register,
+               "--transport nccl --algo native, buffers from ncclMemAlloc: 0 not registered "
+               "(default), 1 ncclCommRegister, 2 symmetric windows (ncclCommWindowRegister)");
+  b.add_option("-G,--cudagraph", raw.graph_launches,
+               "--transport nccl --algo native: capture each size's timed iterations into a CUDA "
+               "graph and launch it this many times (default 0: no graphs)");
+}
+
 Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   auto raw = std::make_shared<RawOptions>();
   raw->job.argv = argv;
@@ -326,9 +347,6 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("--device", raw->device,
                 "host (default) or cuda: buffers, fills, checks and reductions on the GPU of the "
                 "local rank; shm and tcp then stage through pinned host buffers");
-  b->add_option("-R,--local_register", raw->nccl_register,
-                "--transport nccl --algo native: 0 buffers not registered (default), 1 "
-                "ncclCommRegister, 2 symmetric windows (ncclMemAlloc, ncclCommWindowRegister)");
   b->add_option("--gpus-per-node", raw->gpus_per_node,
                 "--device cuda: local rank r takes GPU r modulo this (default: the GPUs visible)")
       ->check(CLI::NonNegativeNumber);
@@ -344,6 +362,7 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("--segment", raw->segment, "Pipeline segment size (default: from the size)");
   b->add_option("--hugepages", raw->hugepages,
                 "on: host buffers from 2 MiB on transparent huge pages (default); off: base pages");
+  addNcclOptions(*b, *raw);
   addLaunchOptions(*b, raw->launch);
   b->add_option("--ifname", raw->ifname, "tcp: network interface to use");
   b->add_option("--tcp-streams", raw->tcp_streams, "tcp: connections per peer")

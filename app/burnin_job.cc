@@ -62,7 +62,7 @@ class BurninRank {
             hosts_,
             json_.get(),
             sampler_.get(),
-            latencyUnjudged(crowded_.ranks, crowded_.cpus)};
+            latency_unjudged_};
   }
 
   const BurninOptions& o_;
@@ -71,7 +71,8 @@ class BurninRank {
   Rendezvous rv_;
   std::vector<std::string> hosts_;
   int most_on_one_machine_ = 0;
-  launch::Crowding crowded_;  // where ranks outnumber CPUs (p99 is then not judged)
+  // Why p99 is not judged ("" where it is): the most crowded machine's ranks outnumber its CPUs.
+  std::string latency_unjudged_;
   transports::TransportOptions measured_;
   std::unique_ptr<transports::Transport> t_;
   std::unique_ptr<collectives::HarnessChannel> harness_;
@@ -89,7 +90,7 @@ Status BurninRank::setUp() {
   CCSCOPE_ASSIGN_OR_RETURN(GatheredHosts gathered, gatherHosts(*rv_.client, p_.timeout_s));
   hosts_ = gathered.labels;
   most_on_one_machine_ = gathered.most_on_one_machine;
-  crowded_ = gathered.crowded;
+  latency_unjudged_ = latencyUnjudged(gathered.crowded.ranks, gathered.crowded.cpus);
   if (root() && !o_.json_path.empty()) {
     CCSCOPE_ASSIGN_OR_RETURN(json_, reports::JsonLinesWriter::open(o_.json_path));
   }
@@ -181,7 +182,7 @@ Status BurninRank::pairs() {
   po.rounds_k = p_.pairs.rounds;
   po.seed = p_.pairs.seed;
   po.retest = p_.pairs.retest;
-  po.latency_unjudged = latencyUnjudged(crowded_.ranks, crowded_.cpus);
+  po.latency_unjudged = latency_unjudged_;
   po.pair = {p_.pairs.bytes, p_.pairs.lat_iters, p_.pairs.test_s, p_.timeout_s};
   po.bandwidth.degraded = p_.pairs.degraded;
   po.bandwidth.failed = p_.pairs.failed;

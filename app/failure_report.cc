@@ -110,22 +110,28 @@ reports::Diagnosis bootstrapDiagnosis(const Status& s, const FailureContext& ctx
   return d;
 }
 
+// Rank 0's JSON Lines file for diagnosis records: the run's, or `own` opened once (a second
+// open would truncate the first record).
+reports::JsonLinesWriter* diagnosisSink(const FailureContext& ctx,
+                                        std::unique_ptr<reports::JsonLinesWriter>& own) {
+  if (ctx.json) return ctx.json;
+  if (!own && ctx.rank == 0 && !ctx.json_path.empty()) {
+    auto w = reports::JsonLinesWriter::open(ctx.json_path);
+    if (w) own = std::move(w.value());
+  }
+  return own.get();
+}
+
 // `nccl_log`: the diagnosis is the analyzer's on that NCCL log, not the live one.
 void emit(const reports::Diagnosis& d, const FailureContext& ctx,
-          const std::string& nccl_log = "") {
+          std::unique_ptr<reports::JsonLinesWriter>& own, const std::string& nccl_log = "") {
   std::string text = diagnostics::renderDiagnosis(d);
   if (nccl_log.empty())
     std::fprintf(stderr, "ccscope: rank %d: diagnosis: %s", ctx.rank, text.c_str());
   else
     std::fprintf(stderr, "ccscope: rank %d: diagnosis from NCCL's log %s: %s", ctx.rank,
                  nccl_log.c_str(), text.c_str());
-  std::unique_ptr<reports::JsonLinesWriter> own;
-  reports::JsonLinesWriter* out = ctx.json;
-  if (!out && ctx.rank == 0 && !ctx.json_path.empty()) {
-    auto w = reports::JsonLinesWriter::open(ctx.json_path);
-    if (w) own = std::move(w.value());
-    out = own.get();
-  }
+  reports::JsonLinesWriter* out = diagnosisSink(ctx, own);
   if (!out) return;
   nlohmann::json rec = reports::toJson(d);
   rec["type"] = "diagnosis";
@@ -136,31 +142,34 @@ void emit(const reports::Diagnosis& d, const FailureContext& ctx,
 }
 
 // NCCL's own account of the failure, from the log this rank routed NCCL_DEBUG to.
-void emitNcclLogDiagnosis(const FailureContext& ctx) {
+void emitNcclLogDiagnosis(const FailureContext& ctx,
+                          std::unique_ptr<reports::JsonLinesWriter>& own) {
 #ifdef CCSCOPE_HAVE_ANALYZE
   std::error_code ec;
   if (ctx.nccl_log.empty() || std::filesystem::file_size(ctx.nccl_log, ec) == 0 || ec)
     return;  // NCCL never started (no GPU, an error before its first call)
   if (auto d = diagnostics::diagnoseNcclLog(ctx.nccl_log))
-    emit(*d, ctx, ctx.nccl_log);
+    emit(*d, ctx, own, ctx.nccl_log);
   else
     std::fprintf(stderr, "ccscope: rank %d: NCCL's log %s: nothing conclusive in it\n", ctx.rank,
                  ctx.nccl_log.c_str());
 #else
   (void)ctx;
+  (void)own;
 #endif
 }
 
 int reportFailure(const Status& s, const FailureContext& ctx) {
   std::fprintf(stderr, "ccscope: rank %d: %s\n", ctx.rank, s.toString().c_str());
   int code = exitCodeFor(s);
+  std::unique_ptr<reports::JsonLinesWriter> own;
   if (code == kExitHang && (!ctx.client || s.layer() == Layer::kBootstrap)) {
-    emit(bootstrapDiagnosis(s, ctx), ctx);
-    emitNcclLogDiagnosis(ctx);
+    emit(bootstrapDiagnosis(s, ctx), ctx, own);
+    emitNcclLogDiagnosis(ctx, own);
     return code;
   }
   if (code != kExitHang) {
-    emitNcclLogDiagnosis(ctx);
+    emitNcclLogDiagnosis(ctx, own);
     return code;
   }
   diagnostics::HangInputs in;
@@ -177,8 +186,8 @@ int reportFailure(const Status& s, const FailureContext& ctx) {
   in.reachable = [](const std::string& addr) {
     return launch::tcpReachable(addr, kProbePort, core::Deadline::afterSeconds(kProbeSeconds));
   };
-  emit(diagnostics::diagnoseHang(in), ctx);
-  emitNcclLogDiagnosis(ctx);
+  emit(diagnostics::diagnoseHang(in), ctx, own);
+  emitNcclLogDiagnosis(ctx, own);
   if (ctx.recorder) {
     std::string path = diagnostics::writeFlightDump(*ctx.recorder, ctx.rank, ctx.host);
     if (!path.empty())

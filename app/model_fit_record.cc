@@ -2,13 +2,8 @@
 
 namespace ccscope::app {
 
-namespace {
-
-double beta(double gbps) { return gbps > 0 ? 1e-9 / gbps : 0; }
-
-}  // namespace
-
-// Bandwidths are written as GB/s, the unit people compare; 0 stands for "none".
+// Bandwidths are written as GB/s, the unit people compare; 0 stands for "none". The map is its
+// own inverse: it also turns GB/s back into seconds per byte.
 double gbpsOf(double beta) { return beta > 0 ? 1e-9 / beta : 0; }
 
 nlohmann::json fitRecordJson(const FitRecord& r) {
@@ -36,9 +31,9 @@ FitRecord fitRecordFromJson(const nlohmann::json& j) {
   r.transport = j.value("transport", std::string());
   model::Params& p = r.params;
   p.alpha = {j.value("alpha_intra_us", 0.0) * 1e-6, j.value("alpha_inter_us", 0.0) * 1e-6};
-  p.beta = {beta(j.value("bw_intra_gbps", 0.0)), beta(j.value("bw_inter_gbps", 0.0))};
-  p.gamma = beta(j.value("gamma_gbps", 0.0));
-  p.delta = beta(j.value("beyond_cache_gbps", 0.0));
+  p.beta = {gbpsOf(j.value("bw_intra_gbps", 0.0)), gbpsOf(j.value("bw_inter_gbps", 0.0))};
+  p.gamma = gbpsOf(j.value("gamma_gbps", 0.0));
+  p.delta = gbpsOf(j.value("beyond_cache_gbps", 0.0));
   if (auto f = j.find("fitted"); f != j.end() && f->is_array() && f->size() == r.fitted.size())
     for (size_t i = 0; i < r.fitted.size(); ++i)
       r.fitted[i] = (*f)[i].is_boolean() && bool((*f)[i]);

@@ -182,6 +182,7 @@ class BenchRank {
   const JobOptions& o_;
   const launch::LaunchInfo& info_;
   bool recording_ = true;
+  bool nccl_log_ours_ = false;  // fctx_.nccl_log is ccscope's file: removed after an exact run
   core::FlightRecorder recorder_;
   Rendezvous rv_;
   FailureContext fctx_;
@@ -210,6 +211,14 @@ int BenchRank::fail(const Status& s) {
 // The rendezvous, the transport, every rank's host, and the wait sampler's period, which
 // depends on how crowded this host is.
 Status BenchRank::setUp() {
+#ifdef CCSCOPE_HAVE_ANALYZE
+  // First: before the store client's threads read the environment and before NCCL starts.
+  if (cfg_.transport == "nccl") {
+    const diagnostics::NcclDebugRoute route = diagnostics::routeNcclDebugOutput(info_.rank);
+    fctx_.nccl_log = route.path;
+    nccl_log_ours_ = route.ours;
+  }
+#endif
   CCSCOPE_RETURN_IF_ERROR(joinRendezvous(info_, o_.store_bind, cfg_.timeout_s, rv_));
   launch::StoreClient& client = *rv_.client;
   fctx_.client = &client;
@@ -227,9 +236,6 @@ Status BenchRank::setUp() {
   CCSCOPE_ASSIGN_OR_RETURN(device_, openDevice(cfg_, info_));
   if (device_) measured.cuda_stream = device_->stream();
   measured.op_timeout_s = cfg_.timeout_s;
-#ifdef CCSCOPE_HAVE_ANALYZE
-  if (cfg_.transport == "nccl") fctx_.nccl_log = diagnostics::routeNcclDebugOutput(info_.rank);
-#endif
   if (cfg_.transport != "mpi") {
     CCSCOPE_ASSIGN_OR_RETURN(transport_, transports::makeTransport(cfg_.transport, measured));
     Status s = transport_->connect(client, Deadline::afterSeconds(cfg_.timeout_s));
@@ -270,6 +276,12 @@ int BenchRank::run() {
   if (Status s = openOutputs(); !s.isOk()) return fail(s);
   sink().onRun(makeRunMetadata(cfg_, o_.argv, hosts_, launch::launchSourceName(info_.source),
                                cfg_.transport));
+  if (nccl_log_ours_)
+    sink().onSection(
+        fmt::format("nccl: each rank's NCCL log (NCCL_DEBUG_FILE, NCCL_DEBUG=INFO set "
+                    "by ccscope where unset), rank 0's {}, is read by the analyzer "
+                    "if the rank fails and removed if the run is exact",
+                    fctx_.nccl_log));
   // MPI calls take no deadline: a watchdog ends a call stuck past the timeout.
   Watchdog dog(
       cfg_.timeout_s,
@@ -361,6 +373,7 @@ int BenchRank::finish(const reports::RunSummary& total) {
 #ifdef CCSCOPE_HAVE_MPI
   collectives::mpi::finalize();
 #endif
+  if (nccl_log_ours_ && total.wrong_total == 0) std::remove(fctx_.nccl_log.c_str());
   if (total.wrong_total > 0) {
     if (info_.rank == 0)
       std::fprintf(stderr, "ccscope: %lld wrong elements: results are not exact\n",

@@ -28,6 +28,9 @@ struct BenchConfig {
   // -R (nccl-tests' letter): NCCL's buffers for --algo native over nccl are 0 not registered,
   // 1 registered locally (ncclCommRegister), 2 symmetric windows (ncclCommWindowRegister).
   int nccl_register = 0;
+  // -G N (nccl-tests' letter): the timed back-to-back iterations of each leg captured into one
+  // CUDA graph, launched N times; checked runs come out of a graph too. 0: no graphs.
+  int graph_launches = 0;
   uint64_t min_bytes = 8;
   uint64_t max_bytes = 64ull << 20;
   double factor = 2;  // multiplicative step (-f)

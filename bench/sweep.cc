@@ -7,6 +7,8 @@
 
 #include "bench/alltoallv_plan.h"
 #include "bench/check_data.h"
+#include "bench/graph_capture.h"
+#include "bench/size_plan.h"
 #include "bench/stats.h"
 #include "collectives/collective.h"
 
@@ -47,7 +49,7 @@ class SizeRunner {
           data_->poison(ctx, b_.recvBuffer(), std::max(geo.in_elems, geo.out_elems)));
       CCSCOPE_RETURN_IF_ERROR(data_->fillInput(ctx, in));
       if (b_.rank() == cfg_.corrupt_rank && c == 0) b_.corruptNextResult();
-      CCSCOPE_RETURN_IF_ERROR(b_.run(in_place, opDeadline()));
+      CCSCOPE_RETURN_IF_ERROR(graphs() ? graphRun(in_place) : b_.run(in_place, opDeadline()));
       CCSCOPE_ASSIGN_OR_RETURN(int64_t w, data_->countWrong(ctx, out));
       wrong += w;
     }
@@ -68,20 +70,24 @@ class SizeRunner {
     }
     if (from >= to) return Status::ok();
     // Back-to-back iterations: the mean per operation (what nccl-tests reports).
-    CCSCOPE_RETURN_IF_ERROR(b_.barrier(opDeadline()));
-    CCSCOPE_RETURN_IF_ERROR(mark(0));
-    int64_t t0 = core::nowNs();
-    for (int i = from; i < to; ++i) {
-      if (skip_next_) {  // test-only: this rank skips one collective
-        skip_next_ = false;
-        continue;
+    if (graphs()) {
+      CCSCOPE_RETURN_IF_ERROR(graphLeg(p, in_place, to - from));
+    } else {
+      CCSCOPE_RETURN_IF_ERROR(b_.barrier(opDeadline()));
+      CCSCOPE_RETURN_IF_ERROR(mark(0));
+      int64_t t0 = core::nowNs();
+      for (int i = from; i < to; ++i) {
+        if (skip_next_) {  // test-only: this rank skips one collective
+          skip_next_ = false;
+          continue;
+        }
+        CCSCOPE_RETURN_IF_ERROR(b_.run(in_place, opDeadline()));
       }
-      CCSCOPE_RETURN_IF_ERROR(b_.run(in_place, opDeadline()));
+      p.back_to_back_ns += core::nowNs() - t0;
+      CCSCOPE_RETURN_IF_ERROR(mark(1));
+      CCSCOPE_ASSIGN_OR_RETURN(double dev_us, deviceUs(0, 1));
+      p.device_us += dev_us;
     }
-    p.back_to_back_ns += core::nowNs() - t0;
-    CCSCOPE_RETURN_IF_ERROR(mark(1));
-    CCSCOPE_ASSIGN_OR_RETURN(double dev_us, deviceUs(0, 1));
-    p.device_us += dev_us;
     // Barrier-separated iterations: the per-iteration distribution (from the device's events
     // where the buffers are on a GPU).
     for (int i = from; i < to; ++i) {
@@ -147,6 +153,26 @@ class SizeRunner {
     double device_us = 0;     // the back-to-back loops on the device's clock
     std::vector<double> lat;  // us, by iteration
   };
+  bool graphs() const { return cfg_.graph_launches > 0; }
+  // One checked collective in graph mode: the result comes out of a graph.
+  Status graphRun(bool in_place) {
+    CCSCOPE_RETURN_IF_ERROR(captureCollectives(b_, in_place, 1, cfg_.timeout_s));
+    return launchCaptured(b_, 1, 1, cfg_.timeout_s);
+  }
+  // The back-to-back part of a leg in graph mode: the capture is untimed; the launches are
+  // timed, and the time per collective is theirs over all the collectives they ran.
+  Status graphLeg(Partial& p, bool in_place, int iters) {
+    CCSCOPE_RETURN_IF_ERROR(captureCollectives(b_, in_place, iters, cfg_.timeout_s, &skip_next_));
+    CCSCOPE_RETURN_IF_ERROR(b_.barrier(opDeadline()));
+    CCSCOPE_RETURN_IF_ERROR(mark(0));
+    const int64_t t0 = core::nowNs();
+    CCSCOPE_RETURN_IF_ERROR(launchCaptured(b_, iters, cfg_.graph_launches, cfg_.timeout_s));
+    p.back_to_back_ns += (core::nowNs() - t0) / cfg_.graph_launches;
+    CCSCOPE_RETURN_IF_ERROR(mark(1));
+    CCSCOPE_ASSIGN_OR_RETURN(double dev_us, deviceUs(0, 1));
+    p.device_us += dev_us / cfg_.graph_launches;
+    return Status::ok();
+  }
   // Device timing: marks on the GPU's stream; nothing for host buffers.
   Status mark(int index) { return b_.device() ? b_.device()->mark(index) : Status::ok(); }
   core::Result<double> deviceUs(int from, int to) {
@@ -163,26 +189,6 @@ class SizeRunner {
  public:
   bool skip_next_ = false;
 };
-
-struct SizePlan {
-  uint64_t bytes;    // requested size
-  size_t max_bytes;  // largest buffer any rank needs for it
-};
-
-core::Result<std::vector<SizePlan>> planSizes(const BenchConfig& cfg,
-                                              const std::vector<uint64_t>& sizes, int ranks) {
-  std::vector<SizePlan> out;
-  for (uint64_t b : sizes) {
-    size_t need = b;
-    if (cfg.collective == collectives::Collective::kAlltoallv) {
-      CCSCOPE_ASSIGN_OR_RETURN(AlltoallvSpec spec, parseAlltoallvSpec(cfg.a2av));
-      CCSCOPE_ASSIGN_OR_RETURN(collectives::AlltoallvPlan plan, makeAlltoallvPlan(spec, ranks, b));
-      need = plan.maxVolume() + size_t{64} * ranks;  // in 1-byte elements; wider types round down
-    }
-    out.push_back({b, need});
-  }
-  return out;
-}
 
 void fillIdentity(reports::Measurement& m, const BenchConfig& cfg, CollectiveBackend& b,
                   const OpConfig& op, double factor) {
@@ -204,12 +210,6 @@ void fillIdentity(reports::Measurement& m, const BenchConfig& cfg, CollectiveBac
   m.segment_bytes = b.segmentBytes();
   m.algbw_gbps = m.time_us > 0 ? static_cast<double>(m.bytes) / (m.time_us * 1e3) : 0;
   m.busbw_gbps = m.algbw_gbps * factor;
-}
-
-size_t largestBuffer(const std::vector<SizePlan>& plans) {
-  size_t need = 0;
-  for (const SizePlan& p : plans) need = std::max(need, p.max_bytes);
-  return need;
 }
 
 // One pair of buffers for the whole sweep: the first backend allocates it and the others share
@@ -239,16 +239,6 @@ core::Result<int64_t> drawFirstTurn(const BenchConfig& cfg,
   std::vector<int64_t> draw{backends.front()->rank() == 0 ? (core::nowNs() / 1000) % n : 0};
   CCSCOPE_RETURN_IF_ERROR(backends.front()->sumInts(draw, Deadline::afterSeconds(cfg.timeout_s)));
   return draw[0];
-}
-
-// The all-to-allv plan of one point, or none for the other collectives.
-core::Result<std::unique_ptr<collectives::AlltoallvPlan>> alltoallvPlan(const BenchConfig& cfg,
-                                                                        int ranks, uint64_t count) {
-  if (cfg.collective != collectives::Collective::kAlltoallv)
-    return std::unique_ptr<collectives::AlltoallvPlan>();
-  CCSCOPE_ASSIGN_OR_RETURN(AlltoallvSpec spec, parseAlltoallvSpec(cfg.a2av));
-  CCSCOPE_ASSIGN_OR_RETURN(collectives::AlltoallvPlan p, makeAlltoallvPlan(spec, ranks, count));
-  return std::make_unique<collectives::AlltoallvPlan>(std::move(p));
 }
 
 // Measures every point of a sweep on every backend, in turns. With several backends, each point

@@ -34,6 +34,14 @@ class DeviceRuntime {
   // the stream passed them.
   virtual core::Status mark(int index) = 0;
   virtual core::Result<double> elapsedUs(int from, int to) = 0;
+  // CUDA graphs (bench -G): what is enqueued on the stream between beginCapture() and
+  // endCapture() becomes one graph (the previous one is dropped); launchGraph() puts it on the
+  // stream `times` times without waiting. endCapture() also ends a capture that failed.
+  virtual core::Status beginCapture() {
+    return core::Status(core::Code::kUnsupported, "no CUDA graphs on this device runtime");
+  }
+  virtual core::Status endCapture() { return beginCapture(); }
+  virtual core::Status launchGraph(int /*times*/) { return beginCapture(); }
 };
 
 }  // namespace ccscope::collectives

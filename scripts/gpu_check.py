@@ -14,10 +14,11 @@ timed and each with its own status (pass, fail, or skip with the reason):
                     two ranks on one device)
   fault             tests/mp/faults_test.py `fault kill T 4 2` with --device cuda over cuda-ipc
                     and shm: the survivors exit 3 within --timeout + 5 s, naming the victim
-  nccl-faults       NCCL's allreduce with -R 1 and -R 2; a wrong NCCL_SOCKET_IFNAME (exit 2 or 3
-                    and the host-network verdict from NCCL's log); np 2 with an NCCL_HOSTID per
-                    rank; then rank 1 of those two SIGKILLed: rank 0 exits 3 within --timeout +
-                    5 s, naming rank 1
+  nccl-faults       NCCL's allreduce with -R 1 and -R 2; allreduce and alltoall in CUDA graphs
+                    (-G 4, checked); a wrong NCCL_SOCKET_IFNAME (exit 2 or 3 and the
+                    host-network verdict from NCCL's log); np 2 with an NCCL_HOSTID per rank;
+                    then rank 1 of those two SIGKILLed: rank 0 exits 3 within --timeout + 5 s,
+                    naming rank 1
 
 The whole run keeps to a time budget (default 330 s): a step that would not fit is skipped with
 the reason "time budget". Writes $OUT/gpu-check.json (default build/gpu-check/) after every

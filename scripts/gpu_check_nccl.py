@@ -1,5 +1,5 @@
-"""The nccl-faults step of scripts/gpu-check.sh: NCCL's own collectives with registered buffers,
-a wrong NCCL_SOCKET_IFNAME read back from NCCL's log, two ranks on the one GPU as two NCCL
+"""The nccl-faults step of scripts/gpu-check.sh: NCCL's own collectives with registered buffers
+and in CUDA graphs, a wrong NCCL_SOCKET_IFNAME read back from NCCL's log, two ranks on the one GPU as two NCCL
 "hosts" (each process its own NCCL_HOSTID), and a SIGKILLed rank among those two."""
 
 import json
@@ -58,7 +58,19 @@ def case_register(r, exe, scratch, mode):
     argv = [exe, "bench", "allreduce", "--np", "1", "--transport", "nccl", "--algo", "native",
             "-R", str(mode), *SMALL, "--json", js]
     res = run(argv, min(CASE_LIMIT_S, r.left()), r.path("nccl-faults.log"))
-    return judged(f"register -R {mode}", res, rows_of(js))
+    c = judged(f"register -R {mode}", res, rows_of(js))
+    if res.rc == 2 and "needs NCCL 2.27" in res.err:
+        c["status"], c["reason"] = "skip", res.last_lines(1, res.err)
+    return c
+
+
+def case_graph(r, exe, scratch, coll):
+    """-G: the timed iterations captured into a CUDA graph, and the checked run out of one."""
+    js = os.path.join(scratch, f"graph.{coll}.jsonl")
+    argv = [exe, "bench", coll, "--np", "1", "--transport", "nccl", "--algo", "native", "-G", "4",
+            *SMALL, "--json", js]
+    res = run(argv, min(CASE_LIMIT_S, r.left()), r.path("nccl-faults.log"))
+    return judged(f"CUDA graphs -G 4, {coll}", res, rows_of(js))
 
 
 def case_ifname(r, exe, scratch):
@@ -144,7 +156,7 @@ def case_pair(r, exe, scratch):
 
 def case_kill(r, exe, scratch):
     """Rank 1 SIGKILLed once rank 0 streamed a row: rank 0 must exit 3 within --timeout + 5 s
-    of the kill, naming rank 1."""
+    of the kill, naming rank 1 as the culprit."""
     js = os.path.join(scratch, "kill.jsonl")
     # The first size streams its row at once; the larger ones keep both ranks busy past the kill.
     args = ["allreduce", "--transport", "nccl", "--algo", "native", "-b", "1M", "-e", "256M",
@@ -153,20 +165,30 @@ def case_kill(r, exe, scratch):
         os.remove(js)
     procs = start_pair(exe, args, scratch, "kill")
     c = {"case": "SIGKILL rank 1 of 2"}
-    end = time.monotonic() + 40
-    while time.monotonic() < end and not rows_of(js) and all(p.poll() is None for p, _, _ in procs):
-        time.sleep(0.2)
-    if not rows_of(js):
-        c["note"] = "killed before any row"
-    os.kill(procs[1][0].pid, signal.SIGKILL)
-    killed = time.monotonic()
-    codes = finish_pair(procs, KILL_TIMEOUT_S + 30)
+    try:
+        end = time.monotonic() + 40
+        while (time.monotonic() < end and not rows_of(js) and
+               all(p.poll() is None for p, _, _ in procs)):
+            time.sleep(0.2)
+        victim = procs[1][0]
+        if victim.poll() is not None:
+            c["status"] = "fail"
+            c["reason"] = (f"rank 1 exited {victim.returncode} before the kill: "
+                           f"{read(os.path.join(scratch, 'kill.r1.err')).strip()[-300:]}")
+            return c
+        if not rows_of(js):
+            c["note"] = "killed before any row"
+        victim.kill()
+        killed = time.monotonic()
+    finally:
+        codes = finish_pair(procs, KILL_TIMEOUT_S + 30)
     after = time.monotonic() - killed
     err0 = read(os.path.join(scratch, "kill.r0.err"))
     c.update({"rc": codes, "survivor_exit_s": round(after, 1)})
     if codes[0] == 5:
         c["status"], c["reason"] = "skip", err0.strip()[-300:]
-    elif codes[0] == 3 and after <= KILL_TIMEOUT_S + 5 and re.search(r"\brank 1\b", err0):
+    elif (codes[0] == 3 and after <= KILL_TIMEOUT_S + 5 and
+          re.search(r"culprit: ranks \[1\]", err0)):
         c["status"] = "pass"
         diag = re.search(r"diagnosis: [^\n]*", err0)
         c["reason"] = diag.group(0)[:300] if diag else ""
@@ -186,6 +208,8 @@ def step_nccl_faults(r, a):
     cases, t0 = [], time.monotonic()
     plan = [("register -R 1", lambda: case_register(r, exe, scratch, 1), 15),
             ("register -R 2", lambda: case_register(r, exe, scratch, 2), 15),
+            ("CUDA graphs, allreduce", lambda: case_graph(r, exe, scratch, "allreduce"), 15),
+            ("CUDA graphs, alltoall", lambda: case_graph(r, exe, scratch, "alltoall"), 15),
             ("wrong NCCL_SOCKET_IFNAME", lambda: case_ifname(r, exe, scratch), 10),
             ("np 2 on one GPU", lambda: case_pair(r, exe, scratch), 25)]
     for name, fn, need in plan:
@@ -193,13 +217,15 @@ def step_nccl_faults(r, a):
             cases.append({"case": name, "status": "skip", "reason": "time budget"})
             continue
         cases.append(fn())
-    # A killed rank needs two ranks to run at all: only where the pair ran.
-    if cases[-1]["status"] == "pass" and r.left() >= KILL_TIMEOUT_S + 40:
+    # A killed rank needs two ranks to run at all: only where the pair ran. Its worst case:
+    # 40 s for a first row, then --timeout + 30 s for the survivor.
+    pair = cases[-1]
+    if pair["status"] == "pass" and r.left() >= KILL_TIMEOUT_S + 75:
         cases.append(case_kill(r, exe, scratch))
     else:
         cases.append({"case": "SIGKILL rank 1 of 2", "status": "skip",
-                      "reason": "the two-rank run did not pass" if cases[-1]["status"] != "pass"
-                      else "time budget"})
+                      "reason": "time budget" if pair["status"] == "pass" or
+                      pair.get("reason") == "time budget" else "the two-rank run did not pass"})
     statuses = [c["status"] for c in cases]
     status = "fail" if "fail" in statuses else ("pass" if "pass" in statuses else "skip")
     detail = "; ".join(f"{c['case']}: {c['status']}" for c in cases)

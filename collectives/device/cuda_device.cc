@@ -126,6 +126,7 @@ class CudaDevice final : public DeviceRuntime {
   static core::Result<std::unique_ptr<DeviceRuntime>> open(int device);
   ~CudaDevice() override {
     cudaSetDevice(device_);
+    dropGraph();
     compute_.reset();
     for (cudaEvent_t e : marks_) cudaEventDestroy(e);
     if (stream_) cudaStreamDestroy(stream_);
@@ -176,14 +177,42 @@ class CudaDevice final : public DeviceRuntime {
                         cudaEventElapsedTime(&ms, marks_.at(from), marks_.at(to)));
     return ms * 1e3;
   }
+  // Global mode, as nccl-tests captures: no thread may make an unsafe CUDA call meanwhile.
+  Status beginCapture() override {
+    dropGraph();
+    CCSCOPE_CUDA_RETURN("cudaStreamBeginCapture",
+                        cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal));
+    return Status::ok();
+  }
+  Status endCapture() override {
+    cudaGraph_t g = nullptr;
+    CCSCOPE_CUDA_RETURN("cudaStreamEndCapture", cudaStreamEndCapture(stream_, &g));
+    graph_ = g;
+    CCSCOPE_CUDA_RETURN("cudaGraphInstantiate", cudaGraphInstantiate(&exec_, graph_, 0));
+    return Status::ok();
+  }
+  Status launchGraph(int times) override {
+    if (!exec_) return Status(core::Code::kInternal, "launchGraph before a capture ended");
+    for (int i = 0; i < times; ++i)
+      CCSCOPE_CUDA_RETURN("cudaGraphLaunch", cudaGraphLaunch(exec_, stream_));
+    return Status::ok();
+  }
 
  private:
   explicit CudaDevice(int device) : device_(device) {}
+  void dropGraph() {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    if (graph_) cudaGraphDestroy(graph_);
+    exec_ = nullptr;
+    graph_ = nullptr;
+  }
   int device_;
   std::string describe_;
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<CudaCompute> compute_;
   std::vector<cudaEvent_t> marks_;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
 };
 
 core::Result<std::unique_ptr<DeviceRuntime>> CudaDevice::open(int device) {

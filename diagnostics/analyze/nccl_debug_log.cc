@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 
 #include "diagnostics/analyze/analyzer.h"
 
@@ -31,19 +32,22 @@ std::string expandNcclDebugFile(const std::string& pattern, const std::string& h
   return out;
 }
 
-std::string routeNcclDebugOutput(int rank) {
+NcclDebugRoute routeNcclDebugOutput(int rank) {
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   const long pid = static_cast<long>(getpid());
   // Only where unset: an operator's NCCL_DEBUG=TRACE or own file pattern stays as it is.
-  setenv("NCCL_DEBUG", "INFO", 0);
-  if (const char* set = std::getenv("NCCL_DEBUG_FILE"); set && *set)
-    return expandNcclDebugFile(set, host, pid);
+  if (const char* set = std::getenv("NCCL_DEBUG_FILE"); set && *set) {
+    setenv("NCCL_DEBUG", "INFO", 0);
+    return {expandNcclDebugFile(set, host, pid), false};
+  }
   const char* dir = std::getenv("CCSCOPE_DUMP_DIR");
   std::string path =
       fmt::format("{}/ccscope-nccl-r{}-{}.log", dir && *dir ? dir : "/tmp", rank, pid);
+  if (!std::ofstream(path)) return {};  // NCCL would print to stdout, into the table
+  setenv("NCCL_DEBUG", "INFO", 0);
   setenv("NCCL_DEBUG_FILE", path.c_str(), 1);
-  return path;
+  return {path, true};
 }
 
 std::optional<reports::Diagnosis> diagnoseNcclLog(const std::string& path) {

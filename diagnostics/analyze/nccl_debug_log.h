@@ -10,10 +10,19 @@
 
 namespace ccscope::diagnostics {
 
-// Sets NCCL_DEBUG_FILE to DIR/ccscope-nccl-r<rank>-<pid>.log (DIR: CCSCOPE_DUMP_DIR, else /tmp)
-// and NCCL_DEBUG to INFO, each only where the environment has none. Returns the file NCCL will
-// write: a NCCL_DEBUG_FILE set by the user with its %h, %p and %% expanded as NCCL does.
-std::string routeNcclDebugOutput(int rank);
+// Where NCCL's debug output goes: `path` ("" where it stays on NCCL's stdout), and whether the
+// file is ccscope's own (its name, which the rank may remove after a run that passed).
+struct NcclDebugRoute {
+  std::string path;
+  bool ours = false;
+};
+
+// Before any thread reads the environment and before NCCL's first call: sets NCCL_DEBUG_FILE to
+// DIR/ccscope-nccl-r<rank>-<pid>.log (DIR: CCSCOPE_DUMP_DIR, else /tmp), created here so that
+// NCCL never falls back to stdout, and NCCL_DEBUG to INFO; each only where the environment has
+// none. A NCCL_DEBUG_FILE set by the user is returned with its %h, %p and %% expanded as NCCL
+// does. Where the file cannot be created nothing is set and `path` is "".
+NcclDebugRoute routeNcclDebugOutput(int rank);
 
 // NCCL_DEBUG_FILE's pattern expanded for this host and process ("%h": hostname to its first
 // dot, "%p": pid, "%%": "%").

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/compute.h"
+
 namespace ccscope::bench {
 namespace {
 
@@ -277,5 +279,134 @@ TEST(SweepTest, BackendsThatCanShareTheFirstOnesBuffersAllocateNone) {
   EXPECT_EQ(sink.rows.size(), 3u * 3 * 2);  // 3 sizes, 3 backends, both placements
 }
 
+namespace graphs {
+
+// A "GPU" whose stream is a list of enqueued collectives: a capture records them into the
+// graph, a launch runs the graph's collectives (each taking `per_run`), a drain waits for none.
+class GraphDevice final : public collectives::DeviceRuntime {
+ public:
+  int device() const override { return 0; }
+  std::string describe() const override { return "graph-device"; }
+  core::Result<void*> allocate(size_t) override { return nullptr; }
+  void release(void*) override {}
+  collectives::ComputeBackend& compute() override { return cpu_; }
+  void* stream() override { return nullptr; }
+  Status synchronize() override { return Status::ok(); }
+  Status copy(void*, const void*, size_t) override { return Status::ok(); }
+  Status pinHost(void*, size_t) override { return Status::ok(); }
+  void unpinHost(void*) override {}
+  Status mark(int) override { return Status::ok(); }
+  core::Result<double> elapsedUs(int, int) override { return 0.0; }
+  Status beginCapture() override {
+    capturing = true;
+    graph = 0;
+    ++captures;
+    return Status::ok();
+  }
+  Status endCapture() override {
+    capturing = false;
+    return Status::ok();
+  }
+  Status launchGraph(int times) override {
+    launches += times;
+    std::this_thread::sleep_for(per_run * (graph * times));
+    return Status::ok();
+  }
+  bool capturing = false;
+  int graph = 0;  // collectives in the captured graph
+  int captures = 0, launches = 0;
+  std::chrono::microseconds per_run{0};
+
+ private:
+  collectives::CpuCompute cpu_;
+};
+
+class GraphBackend final : public CountingBackend {
+ public:
+  explicit GraphBackend(GraphDevice& d) : CountingBackend("native", {}), d_(d) {}
+  collectives::DeviceRuntime* device() override { return &d_; }
+  bool capturable() const override { return true; }
+  Status enqueue(bool, core::Deadline) override {
+    if (!d_.capturing) return Status(core::Code::kInternal, "enqueued outside a capture");
+    if (fail_enqueue) return Status(core::Code::kRemoteError, "peer gone");
+    ++d_.graph;
+    ++enqueued;
+    return Status::ok();
+  }
+  Status drain(core::Deadline) override {
+    ++drains;
+    return Status::ok();
+  }
+  int enqueued = 0, drains = 0;
+  bool fail_enqueue = false;
+
+ private:
+  GraphDevice& d_;
+};
+
+class NoCheck final : public BufferData {
+ public:
+  Status fillInput(const CheckContext&, void*) override { return Status::ok(); }
+  Status poison(const CheckContext&, void*, uint64_t) override { return Status::ok(); }
+  core::Result<int64_t> countWrong(const CheckContext&, const void*) override { return int64_t{0}; }
+};
+
+std::unique_ptr<BufferData> noCheck(collectives::DeviceRuntime&) {
+  return std::make_unique<NoCheck>();
+}
+
+struct Rows : reports::ResultSink {
+  void onMeasurement(const reports::Measurement& m) override { all.push_back(m); }
+  std::vector<reports::Measurement> all;
+};
+
+TEST(SweepGraphTest, TimedIterationsAreOneGraphLaunchedGTimesAndTimedPerCollective) {
+  BenchConfig cfg = smallSweep(0);
+  cfg.max_bytes = cfg.min_bytes;
+  cfg.in_place = false;
+  cfg.iters = 4;
+  cfg.checks = 1;
+  cfg.graph_launches = 5;
+  GraphDevice dev;
+  dev.per_run = std::chrono::microseconds(2000);
+  GraphBackend b(dev);
+  Rows rows;
+  ASSERT_TRUE(runSweep(cfg, {&b}, rows, noCheck).isOk());
+  ASSERT_EQ(rows.all.size(), 1u);
+  // The checked run is a one-collective graph launched once; the leg, a graph of -n launched -G.
+  EXPECT_EQ(dev.captures, 2);
+  EXPECT_EQ(b.enqueued, 1 + cfg.iters);
+  EXPECT_EQ(dev.launches, 1 + cfg.graph_launches);
+  EXPECT_EQ(b.drains, 2);
+  // 20 collectives of 2 ms in the timed launches: 2 ms each, not 10 (per launch) nor 0.4.
+  EXPECT_GE(rows.all[0].time_us, 1900);
+  EXPECT_LT(rows.all[0].time_us, 4000);
+}
+
+TEST(SweepGraphTest, AFailedEnqueueStillEndsTheCaptureAndFailsTheSweep) {
+  BenchConfig cfg = smallSweep(0);
+  cfg.max_bytes = cfg.min_bytes;
+  cfg.checks = 0;
+  cfg.graph_launches = 2;
+  GraphDevice dev;
+  GraphBackend b(dev);
+  b.fail_enqueue = true;
+  Rows rows;
+  Status s = runSweep(cfg, {&b}, rows, noCheck).status();
+  EXPECT_EQ(s.code(), core::Code::kRemoteError) << s.toString();
+  EXPECT_FALSE(dev.capturing);
+  EXPECT_EQ(dev.launches, 0);
+}
+
+TEST(SweepGraphTest, ABackendThatCannotBeCapturedIsRefused) {
+  BenchConfig cfg = smallSweep(0);
+  cfg.max_bytes = cfg.min_bytes;
+  cfg.graph_launches = 2;
+  CountingBackend b("ring", {});
+  Rows rows;
+  EXPECT_EQ(runSweep(cfg, {&b}, rows).status().code(), core::Code::kUnsupported);
+}
+
+}  // namespace graphs
 }  // namespace
 }  // namespace ccscope::bench

@@ -78,11 +78,22 @@ def bad_command_lines(binary):
                             ["--device cuda", "MPI"]),
         "device_cuda_auto": (bench(binary, "--np", "2", "--device", "cuda", "--algo", "auto"),
                              ["--algo auto", "--device cuda"]),
+    }
+
+
+def bad_nccl_lines(binary):
+    """NAME -> (argv, words): nccl-tests' options that only NCCL's own collectives take."""
+    return {
         # -R registers NCCL's own buffers: only NCCL's collectives have them.
         "register_without_native": (bench(binary, "--np", "2", "--transport", "nccl", "--algo",
                                           "ring", "-R", "1"), ["-R", "--algo native"]),
         "bad_register": (bench(binary, "--np", "2", "--transport", "nccl", "--algo", "native",
                                "-R", "3"), ["-R", "3"]),
+        # -G captures NCCL's own collectives: our schedules wait on the host between steps.
+        "graph_without_native": (bench(binary, "--np", "2", "--transport", "nccl", "--algo",
+                                       "ring,native", "-G", "2"), ["-G", "--algo native"]),
+        "bad_graph": (bench(binary, "--np", "2", "--transport", "nccl", "--algo", "native",
+                            "-G", "-1"), ["-G", "-1"]),
     }
 
 
@@ -209,7 +220,8 @@ BAD_STARTS = {
 
 def case_badinput(h, binary, mpirun, name):
     environments = bad_environments(binary)
-    command_lines = {**bad_command_lines(binary), **bad_profiles(binary), **bad_models(binary)}
+    command_lines = {**bad_command_lines(binary), **bad_nccl_lines(binary),
+                     **bad_profiles(binary), **bad_models(binary)}
     if name in environments:
         argv, variable, value, word = environments[name]
         refused(h, argv, {variable: value}, "env", [variable, word])

@@ -7,10 +7,10 @@
 #include <nccl.h>
 
 #include <functional>
-#include <string>
 
 #include "core/deadline.h"
 #include "core/status.h"
+#include "transports/common/nccl_version.h"
 #include "transports/transport.h"
 
 namespace ccscope::transports {
@@ -21,10 +21,14 @@ class NcclCommunicator {
   virtual ncclComm_t comm() const = 0;
   virtual cudaStream_t stream() const = 0;
   // Calls `enqueue` (NCCL calls on comm() and stream()) inside one group, then polls until the
-  // group is enqueued and the stream has passed it, watching NCCL's asynchronous error. A
-  // failure, or `deadline` passing first, aborts the communicator (every later call fails).
+  // group is enqueued and, with `wait`, until the stream has passed it, watching NCCL's
+  // asynchronous error. A failure, or `deadline` passing first, aborts the communicator (every
+  // later call fails). Without `wait` it may run inside a CUDA-graph capture of the stream.
   virtual core::Status runGroup(const char* call, const std::function<ncclResult_t()>& enqueue,
-                                core::Deadline deadline) = 0;
+                                core::Deadline deadline, bool wait = true) = 0;
+  // Polls until the stream has passed all it holds (NCCL's errors watched, an abort on failure
+  // or at the deadline).
+  virtual core::Status waitIdle(const char* call, core::Deadline deadline) = 0;
   // A collective call outside any stream work (window registration): polled until it settles.
   virtual core::Status settleCall(const char* call, ncclResult_t r, core::Deadline deadline) = 0;
   // Whether the communicator was aborted (a failure, a cancel, a dead peer).
@@ -33,9 +37,6 @@ class NcclCommunicator {
 
 // The communicator behind `t`; nullptr unless t is a connected nccl transport.
 NcclCommunicator* ncclCommunicator(Transport& t);
-
-// "2.28.9" from an NCCL_VERSION_CODE (X*10000 + Y*100 + Z from 2.9, X*1000 + Y*100 + Z before).
-std::string ncclVersionText(int code);
 
 // NCCL's error as a Status: the call, NCCL's text and name, and its last message.
 core::Status ncclStatus(const char* call, ncclResult_t r, ncclComm_t comm);

@@ -1,22 +1,16 @@
-#include "transports/nccl/nccl_communicator.h"
-#include "transports/nccl/nccl_transport.h"
-
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 #include <nccl.h>
 
 #include "core/cuda_status.h"
+#include "transports/nccl/nccl_communicator.h"
+#include "transports/nccl/nccl_transport.h"
 
 namespace ccscope::transports {
 
 using core::Code;
 using core::Layer;
 using core::Status;
-
-std::string ncclVersionText(int v) {
-  if (v < 10000) return fmt::format("{}.{}.{}", v / 1000, (v % 1000) / 100, v % 100);
-  return fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
-}
 
 namespace {
 

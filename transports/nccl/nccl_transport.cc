@@ -61,8 +61,17 @@ class NcclTransport final : public Transport, public NcclCommunicator {
 
   ncclComm_t comm() const override { return comm_; }
   cudaStream_t stream() const override { return stream_; }
-  Status runGroup(const char* call, const std::function<ncclResult_t()>& enqueue,
-                  Deadline deadline) override;
+  Status runGroup(const char* call, const std::function<ncclResult_t()>& enqueue, Deadline deadline,
+                  bool wait) override;
+  Status waitIdle(const char* call, Deadline deadline) override {
+    if (failed_ || !comm_)
+      return Status(Code::kAborted,
+                    fmt::format("{}: the NCCL communicator was aborted before", call))
+          .withLayer(Layer::kLibrary);
+    Status s = waitStream(call, deadline);
+    if (!s.isOk()) failAll(s);
+    return s;
+  }
   Status settleCall(const char* call, ncclResult_t r, Deadline deadline) override;
   bool failed() const override { return failed_; }
 
@@ -275,8 +284,10 @@ void NcclTransport::failAll(const Status& why) {
 }
 
 Status NcclTransport::runGroup(const char* call, const std::function<ncclResult_t()>& enqueue,
-                               Deadline deadline) {
-  if (failed_ || !comm_ || in_batch_)
+                               Deadline deadline, bool wait) {
+  if (in_batch_)
+    return Status(Code::kInternal, fmt::format("{}: called inside an open batch", call));
+  if (failed_ || !comm_)
     return Status(Code::kAborted, fmt::format("{}: the NCCL communicator was aborted before", call))
         .withLayer(Layer::kLibrary);
   Status s;
@@ -289,7 +300,7 @@ Status NcclTransport::runGroup(const char* call, const std::function<ncclResult_
   else if (g != ncclSuccess && g != ncclInProgress)
     s = ncclStatus("ncclGroupEnd", g, comm_);
   if (s.isOk()) s = settle(call, deadline);
-  if (s.isOk()) s = waitStream(call, deadline);
+  if (s.isOk() && wait) s = waitStream(call, deadline);
   if (!s.isOk()) failAll(s);
   return s;
 }
@@ -302,6 +313,9 @@ Status NcclTransport::settleCall(const char* call, ncclResult_t r, Deadline dead
 }
 
 Status NcclTransport::waitStream(const char* call, Deadline deadline) {
+  // Spin first, as waits on the other transports do: a sleep on the first poll would add tens
+  // of microseconds to every small collective.
+  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(spin_ns_);
   for (;;) {
     const cudaError_t e = cudaStreamQuery(stream_);
     if (e == cudaSuccess) return Status::ok();
@@ -317,6 +331,10 @@ Status NcclTransport::waitStream(const char* call, Deadline deadline) {
                              "called it, or NCCL waiting on a peer)",
                              call, rank_, size_))
           .withLayer(Layer::kLibrary);
+    if (std::chrono::steady_clock::now() < spin_until) {
+      if (yield_in_spin_) std::this_thread::yield();
+      continue;
+    }
     blockFor(kPollSleepNs);
   }
 }

@@ -7,6 +7,8 @@
 #include "transports/probe/gpu_report.h"
 #ifdef CCSCOPE_HAVE_NCCL
 #include <nccl.h>
+
+#include "transports/common/nccl_version.h"
 #endif
 
 namespace ccscope::transports {
@@ -80,7 +82,7 @@ ComponentReport probeNccl() {
   ncclGetVersion(&v);
   return {"nccl",
           true,
-          fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100),
+          ncclVersionText(v),
           {},
           "library detected; --transport nccl runs over it where nvcc was found at build "
           "time"};

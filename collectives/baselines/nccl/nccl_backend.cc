@@ -60,6 +60,25 @@ ncclRedOp_t ncclOp(ReduceOp op) {
   return ncclSum;
 }
 
+const char* ncclCallName(Collective c) {
+  switch (c) {
+    case Collective::kAllreduce:
+      return "ncclAllReduce";
+    case Collective::kReduceScatter:
+      return "ncclReduceScatter";
+    case Collective::kAllgather:
+      return "ncclAllGather";
+    case Collective::kBroadcast:
+      return "ncclBroadcast";
+    case Collective::kAlltoall:
+      return "ncclAlltoAll";
+    case Collective::kAlltoallv:
+    case Collective::kSendrecv:
+      return "ncclSend/ncclRecv";
+  }
+  return "nccl";
+}
+
 // Registration calls are bounded like set-up, not like one collective.
 constexpr double kRegisterSeconds = 60;
 
@@ -67,7 +86,6 @@ constexpr double kRegisterSeconds = 60;
 struct NcclBuffer {
   char* data = nullptr;
   size_t bytes = 0;
-  bool from_nccl = false;  // ncclMemAlloc (symmetric windows need it), else the device runtime
   void* handle = nullptr;  // ncclCommRegister's
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
   ncclWindow_t window = nullptr;
@@ -119,6 +137,9 @@ class NcclBackend final : public CollectiveBackend {
     core::FlightRecorder::end(fe, s.isOk());
     return s;
   }
+  bool capturable() const override { return true; }
+  Status enqueue(bool in_place, core::Deadline d) override { return call(in_place, d, false); }
+  Status drain(core::Deadline d) override { return c_.waitIdle(ncclCallName(cfg_.collective), d); }
   Status barrier(core::Deadline d) override { return harness_->barrier(d); }
   Status maxDoubles(std::span<double> v, core::Deadline d) override {
     return harness_->maxDoubles(v, d);
@@ -130,8 +151,8 @@ class NcclBackend final : public CollectiveBackend {
  private:
   Status acquire(NcclBuffer& b, size_t bytes);
   void release(NcclBuffer& b);
-  Status call(bool in_place, core::Deadline d);
-  ncclResult_t enqueue(const char* send, char* recv);
+  Status call(bool in_place, core::Deadline d, bool wait = true);
+  ncclResult_t enqueueCall(const char* send, char* recv);
 
   transports::Transport& t_;
   NcclCommunicator& c_;
@@ -144,15 +165,19 @@ class NcclBackend final : public CollectiveBackend {
   size_t elem_ = 4;
 };
 
+// Every buffer comes from ncclMemAlloc (cuMem, as nccl-tests allocates from NCCL 2.19 on), so
+// -R 1 registers the memory NVLS and the network can use without a copy.
 Status NcclBackend::acquire(NcclBuffer& b, size_t bytes) {
   release(b);
+  void* p = nullptr;
+  if (ncclResult_t r = ncclMemAlloc(&p, bytes); r != ncclSuccess)
+    return transports::ncclStatus("ncclMemAlloc", r, c_.comm());
+  b = NcclBuffer{};
+  b.data = static_cast<char*>(p);
+  b.bytes = bytes;
   const core::Deadline d = core::Deadline::afterSeconds(kRegisterSeconds);
   if (reg_ == Registration::kSymmetric) {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
-    void* p = nullptr;
-    if (ncclResult_t r = ncclMemAlloc(&p, bytes); r != ncclSuccess)
-      return transports::ncclStatus("ncclMemAlloc", r, c_.comm());
-    b = {static_cast<char*>(p), bytes, true, nullptr, nullptr};
     // Collective: every rank registers its buffers in the same order.
     return c_.settleCall(
         "ncclCommWindowRegister",
@@ -161,10 +186,6 @@ Status NcclBackend::acquire(NcclBuffer& b, size_t bytes) {
     return Status(Code::kUnsupported, "symmetric registration (-R 2) needs NCCL 2.27 or later");
 #endif
   }
-  CCSCOPE_ASSIGN_OR_RETURN(void* p, device_.allocate(bytes));
-  b = NcclBuffer{};
-  b.data = static_cast<char*>(p);
-  b.bytes = bytes;
   if (reg_ == Registration::kLocal)
     return c_.settleCall("ncclCommRegister", ncclCommRegister(c_.comm(), b.data, bytes, &b.handle),
                          d);
@@ -181,16 +202,16 @@ void NcclBackend::release(NcclBuffer& b) {
                   core::Deadline::afterSeconds(kRegisterSeconds))
         .ignore();
 #endif
-  if (b.handle && live) ncclCommDeregister(c_.comm(), b.handle);
-  if (b.from_nccl)
-    ncclMemFree(b.data);
-  else
-    device_.release(b.data);
+  if (b.handle && live)
+    c_.settleCall("ncclCommDeregister", ncclCommDeregister(c_.comm(), b.handle),
+                  core::Deadline::afterSeconds(kRegisterSeconds))
+        .ignore();
+  ncclMemFree(b.data);
   b = NcclBuffer{};
 }
 
 // One collective, enqueued inside the transport's group (runGroup).
-ncclResult_t NcclBackend::enqueue(const char* send, char* recv) {
+ncclResult_t NcclBackend::enqueueCall(const char* send, char* recv) {
   const ncclComm_t comm = c_.comm();
   const cudaStream_t st = c_.stream();
   const ncclDataType_t type = ncclType(cfg_.dtype);
@@ -241,33 +262,14 @@ ncclResult_t NcclBackend::enqueue(const char* send, char* recv) {
   return ncclInvalidArgument;
 }
 
-const char* ncclCallName(Collective c) {
-  switch (c) {
-    case Collective::kAllreduce:
-      return "ncclAllReduce";
-    case Collective::kReduceScatter:
-      return "ncclReduceScatter";
-    case Collective::kAllgather:
-      return "ncclAllGather";
-    case Collective::kBroadcast:
-      return "ncclBroadcast";
-    case Collective::kAlltoall:
-      return "ncclAlltoAll";
-    case Collective::kAlltoallv:
-    case Collective::kSendrecv:
-      return "ncclSend/ncclRecv";
-  }
-  return "nccl";
-}
-
 // In place, input and output sit in the receive buffer where geometry() puts them, which is
 // what NCCL's in-place forms are (reduce-scatter's output at this rank's block, allgather's
 // input there).
-Status NcclBackend::call(bool in_place, core::Deadline d) {
+Status NcclBackend::call(bool in_place, core::Deadline d, bool wait) {
   char* out = recv_.data + (in_place ? geo_.in_place_out_offset * elem_ : 0);
   const char* in = in_place ? recv_.data + geo_.in_place_in_offset * elem_ : send_.data;
   return c_.runGroup(
-      ncclCallName(cfg_.collective), [&] { return enqueue(in, out); }, d);
+      ncclCallName(cfg_.collective), [&] { return enqueueCall(in, out); }, d, wait);
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ std::pair<std::string, int> uniqueIdInChild(const fs::path& dir, const char* ifn
     unsetenv("NCCL_DEBUG_FILE");
     unsetenv("NCCL_DEBUG");
     setenv("NCCL_SOCKET_IFNAME", ifname, 1);
-    std::ofstream(path_file) << routeNcclDebugOutput(3);
+    std::ofstream(path_file) << routeNcclDebugOutput(3).path;
     ncclUniqueId id;
     _exit(static_cast<int>(ncclGetUniqueId(&id)));
   }
@@ -81,6 +81,21 @@ TEST_F(NcclDebugLogTest, AHealthyBootstrapLeavesALogWithNothingConclusive) {
   EXPECT_FALSE(diagnoseNcclLog(path).has_value());
 }
 
+TEST(NcclDebugFilePattern, AnUnwritableDirectoryLeavesNcclAsItWas) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setenv("CCSCOPE_DUMP_DIR", "/nonexistent/ccscope", 1);
+    unsetenv("NCCL_DEBUG_FILE");
+    unsetenv("NCCL_DEBUG");
+    const NcclDebugRoute route = routeNcclDebugOutput(0);
+    _exit(route.path.empty() && !std::getenv("NCCL_DEBUG_FILE") && !std::getenv("NCCL_DEBUG") ? 0
+                                                                                              : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 TEST(NcclDebugFilePattern, ExpandsAsNcclDoes) {
   EXPECT_EQ(expandNcclDebugFile("/l/nccl.%h.%p", "node7.cluster.local", 412), "/l/nccl.node7.412");
   EXPECT_EQ(expandNcclDebugFile("100%%-%x%", "h", 1), "100%-%x%");
@@ -91,8 +106,8 @@ TEST(NcclDebugFilePattern, AnOperatorsSettingsAreKept) {
   if (pid == 0) {
     setenv("NCCL_DEBUG", "WARN", 1);
     setenv("NCCL_DEBUG_FILE", "/var/log/nccl.%p", 1);
-    const std::string path = routeNcclDebugOutput(0);
-    const bool ok = path == "/var/log/nccl." + std::to_string(getpid()) &&
+    const NcclDebugRoute route = routeNcclDebugOutput(0);
+    const bool ok = route.path == "/var/log/nccl." + std::to_string(getpid()) && !route.ours &&
                     std::string(std::getenv("NCCL_DEBUG")) == "WARN" &&
                     std::string(std::getenv("NCCL_DEBUG_FILE")) == "/var/log/nccl.%p";
     _exit(ok ? 0 : 1);

@@ -1,0 +1,21 @@
+// bench -G: collectives captured from a backend's device stream into one CUDA graph, then the
+// graph launched and waited for, as nccl-tests' CUDA-graph mode does.
+#pragma once
+
+#include "collectives/collective_backend.h"
+#include "core/status.h"
+
+namespace ccscope::bench {
+
+// `iters` collectives enqueued (CollectiveBackend::enqueue) between the device's beginCapture
+// and endCapture; the capture is ended even after a failure. `skip_one` (test-only): the first
+// of them is left out, and the flag cleared.
+core::Status captureCollectives(collectives::CollectiveBackend& b, bool in_place, int iters,
+                                double timeout_s, bool* skip_one = nullptr);
+
+// The captured graph launched `launches` times, then drained under a deadline that covers every
+// collective in them (`iters` per launch).
+core::Status launchCaptured(collectives::CollectiveBackend& b, int iters, int launches,
+                            double timeout_s);
+
+}  // namespace ccscope::bench
