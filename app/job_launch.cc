@@ -1,11 +1,14 @@
 #include "app/job_launch.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
 
 #include "app/command.h"
+#include "core/affinity.h"
 #include "core/log.h"
 #include "core/units.h"
 #include "launch/local_launcher.h"
@@ -88,6 +91,17 @@ int launchOrRun(const LaunchOptions& o, const std::vector<std::string>& argv,
     return rc.status().code() == core::Code::kInvalidArgument ? kExitUsage : kExitFailed;
   }
   return *rc;
+}
+
+void bindToCore(int local_rank) {
+  auto cpus = core::allowedCpus();
+  const int cpu = cpus ? core::cpuForLocalRank(*cpus, local_rank) : -1;
+  core::Status s = cpus ? core::pinToCpu(cpu) : cpus.status();
+  if (s.isOk())
+    spdlog::info("--bind core: local rank {} pinned to CPU {} (of {} allowed)", local_rank, cpu,
+                 cpus->size());
+  else
+    spdlog::warn("--bind core: not pinned: {}", s.toString());
 }
 
 }  // namespace ccscope::app

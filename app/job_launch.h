@@ -49,4 +49,7 @@ HarnessTransport harnessTransport(const transports::TransportOptions& measured,
 int launchOrRun(const LaunchOptions& o, const std::vector<std::string>& argv,
                 const std::function<int(const launch::LaunchInfo&)>& rank_main);
 
+// --bind core: local rank r on the r-th CPU this process may use; a failure only warns.
+void bindToCore(int local_rank);
+
 }  // namespace ccscope::app

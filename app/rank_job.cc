@@ -1,7 +1,6 @@
 #include "app/rank_job.h"
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -22,7 +21,6 @@
 #include "collectives/harness_channel.h"
 #include "collectives/schedule_backend.h"
 #include "collectives/staged_backend.h"
-#include "core/affinity.h"
 #ifdef CCSCOPE_HAVE_ANALYZE
 #include "diagnostics/analyze/nccl_debug_log.h"
 #endif
@@ -129,18 +127,6 @@ bench::DeviceDataFactory deviceDataFactory() {
 #endif
 }
 
-// --bind core: local rank r on the r-th CPU this process may use; a failure only warns.
-void bindToCore(int local_rank) {
-  auto cpus = core::allowedCpus();
-  const int cpu = cpus ? core::cpuForLocalRank(*cpus, local_rank) : -1;
-  Status s = cpus ? core::pinToCpu(cpu) : cpus.status();
-  if (s.isOk())
-    spdlog::info("--bind core: local rank {} pinned to CPU {} (of {} allowed)", local_rank, cpu,
-                 cpus->size());
-  else
-    spdlog::warn("--bind core: not pinned: {}", s.toString());
-}
-
 // One rank of `ccscope bench`, from the rendezvous to the last report. Members are declared in
 // the order they must be built; the recorder outlives the rendezvous, whose heartbeat reads it.
 class BenchRank {
@@ -162,6 +148,16 @@ class BenchRank {
     fctx_.local_size = info.local_size;
   }
 
+  // ccscope's NCCL log goes once NCCL closed it (the transport), after a checked, exact run.
+  ~BenchRank() {
+    if (!remove_nccl_log_) return;
+    harness_.reset();
+    transport_.reset();
+    std::remove(fctx_.nccl_log.c_str());
+  }
+  BenchRank(const BenchRank&) = delete;
+  BenchRank& operator=(const BenchRank&) = delete;
+
   int run();
 
  private:
@@ -182,7 +178,8 @@ class BenchRank {
   const JobOptions& o_;
   const launch::LaunchInfo& info_;
   bool recording_ = true;
-  bool nccl_log_ours_ = false;  // fctx_.nccl_log is ccscope's file: removed after an exact run
+  bool nccl_log_ours_ = false;    // fctx_.nccl_log is ccscope's file
+  bool remove_nccl_log_ = false;  // ... and the run was checked and exact
   core::FlightRecorder recorder_;
   Rendezvous rv_;
   FailureContext fctx_;
@@ -280,7 +277,7 @@ int BenchRank::run() {
     sink().onSection(
         fmt::format("nccl: each rank's NCCL log (NCCL_DEBUG_FILE, NCCL_DEBUG=INFO set "
                     "by ccscope where unset), rank 0's {}, is read by the analyzer "
-                    "if the rank fails and removed if the run is exact",
+                    "if the rank fails and removed after a checked, exact run",
                     fctx_.nccl_log));
   // MPI calls take no deadline: a watchdog ends a call stuck past the timeout.
   Watchdog dog(
@@ -373,7 +370,7 @@ int BenchRank::finish(const reports::RunSummary& total) {
 #ifdef CCSCOPE_HAVE_MPI
   collectives::mpi::finalize();
 #endif
-  if (nccl_log_ours_ && total.wrong_total == 0) std::remove(fctx_.nccl_log.c_str());
+  remove_nccl_log_ = nccl_log_ours_ && cfg_.checks > 0 && total.wrong_total == 0;
   if (total.wrong_total > 0) {
     if (info_.rank == 0)
       std::fprintf(stderr, "ccscope: %lld wrong elements: results are not exact\n",

@@ -76,6 +76,13 @@ class WatchedBackend final : public collectives::CollectiveBackend {
   Status run(bool in_place, core::Deadline d) override {
     return guard([&] { return in_->run(in_place, d); });
   }
+  bool capturable() const override { return in_->capturable(); }
+  Status enqueue(bool in_place, core::Deadline d) override {
+    return guard([&] { return in_->enqueue(in_place, d); });
+  }
+  Status drain(core::Deadline d, const std::function<core::Result<bool>()>& passed) override {
+    return guard([&] { return in_->drain(d, passed); });
+  }
   Status barrier(core::Deadline d) override {
     return guard([&] { return in_->barrier(d); });
   }

@@ -21,15 +21,29 @@ Status captureCollectives(collectives::CollectiveBackend& b, bool in_place, int 
     }
     s = b.enqueue(in_place, Deadline::afterSeconds(timeout_s));
   }
-  Status ended = d->endCapture();
+  Status ended = d->endCapture(s.isOk());
   CCSCOPE_RETURN_IF_ERROR(s);
   return ended;
 }
 
+// The launches' marks come after the sweep's own (0 to 3).
+constexpr int kFirstLaunchMark = 4;
+
 Status launchCaptured(collectives::CollectiveBackend& b, int iters, int launches,
                       double timeout_s) {
-  CCSCOPE_RETURN_IF_ERROR(b.device()->launchGraph(launches));
-  return b.drain(Deadline::afterSeconds(timeout_s * launches * std::max(1, iters)));
+  collectives::DeviceRuntime* d = b.device();
+  Status s;
+  int launched = 0;
+  for (; launched < launches && s.isOk(); ++launched) {
+    s = d->launchGraph();
+    if (s.isOk()) s = d->mark(kFirstLaunchMark + launched);
+  }
+  // Each launch has --timeout per collective in it, counted from when the one before ended.
+  for (int k = 0; k < launched && s.isOk(); ++k)
+    s = b.drain(Deadline::afterSeconds(timeout_s * std::max(1, iters)),
+                [d, k] { return d->passed(kFirstLaunchMark + k); });
+  d->releaseGraph();
+  return s;
 }
 
 }  // namespace ccscope::bench

@@ -13,8 +13,9 @@ namespace ccscope::bench {
 core::Status captureCollectives(collectives::CollectiveBackend& b, bool in_place, int iters,
                                 double timeout_s, bool* skip_one = nullptr);
 
-// The captured graph launched `launches` times, then drained under a deadline that covers every
-// collective in them (`iters` per launch).
+// The captured graph launched `launches` times back to back (a mark after each), then drained
+// launch by launch, each under --timeout for each of its `iters` collectives; the graph is
+// released afterwards, whatever happened.
 core::Status launchCaptured(collectives::CollectiveBackend& b, int iters, int launches,
                             double timeout_s);
 

@@ -49,7 +49,7 @@ class SizeRunner {
           data_->poison(ctx, b_.recvBuffer(), std::max(geo.in_elems, geo.out_elems)));
       CCSCOPE_RETURN_IF_ERROR(data_->fillInput(ctx, in));
       if (b_.rank() == cfg_.corrupt_rank && c == 0) b_.corruptNextResult();
-      CCSCOPE_RETURN_IF_ERROR(graphs() ? graphRun(in_place) : b_.run(in_place, opDeadline()));
+      CCSCOPE_RETURN_IF_ERROR(graphs() ? graphRun(op, in_place) : b_.run(in_place, opDeadline()));
       CCSCOPE_ASSIGN_OR_RETURN(int64_t w, data_->countWrong(ctx, out));
       wrong += w;
     }
@@ -71,7 +71,7 @@ class SizeRunner {
     if (from >= to) return Status::ok();
     // Back-to-back iterations: the mean per operation (what nccl-tests reports).
     if (graphs()) {
-      CCSCOPE_RETURN_IF_ERROR(graphLeg(p, in_place, to - from));
+      CCSCOPE_RETURN_IF_ERROR(graphLeg(op, p, in_place, to - from));
     } else {
       CCSCOPE_RETURN_IF_ERROR(b_.barrier(opDeadline()));
       CCSCOPE_RETURN_IF_ERROR(mark(0));
@@ -154,14 +154,23 @@ class SizeRunner {
     std::vector<double> lat;  // us, by iteration
   };
   bool graphs() const { return cfg_.graph_launches > 0; }
+  // Before a size's first capture, one collective outside it: NCCL connects peers and sets up
+  // an algorithm's resources at first use, which a capture must not be the first to do.
+  Status uncapturedFirst(const OpConfig& op, bool in_place) {
+    if (uncaptured_count_[in_place] == op.count) return Status::ok();
+    uncaptured_count_[in_place] = op.count;
+    return b_.run(in_place, opDeadline());
+  }
   // One checked collective in graph mode: the result comes out of a graph.
-  Status graphRun(bool in_place) {
+  Status graphRun(const OpConfig& op, bool in_place) {
+    CCSCOPE_RETURN_IF_ERROR(uncapturedFirst(op, in_place));
     CCSCOPE_RETURN_IF_ERROR(captureCollectives(b_, in_place, 1, cfg_.timeout_s));
     return launchCaptured(b_, 1, 1, cfg_.timeout_s);
   }
   // The back-to-back part of a leg in graph mode: the capture is untimed; the launches are
   // timed, and the time per collective is theirs over all the collectives they ran.
-  Status graphLeg(Partial& p, bool in_place, int iters) {
+  Status graphLeg(const OpConfig& op, Partial& p, bool in_place, int iters) {
+    CCSCOPE_RETURN_IF_ERROR(uncapturedFirst(op, in_place));
     CCSCOPE_RETURN_IF_ERROR(captureCollectives(b_, in_place, iters, cfg_.timeout_s, &skip_next_));
     CCSCOPE_RETURN_IF_ERROR(b_.barrier(opDeadline()));
     CCSCOPE_RETURN_IF_ERROR(mark(0));
@@ -185,6 +194,7 @@ class SizeRunner {
   std::unique_ptr<BufferData> own_data_;
   BufferData* data_;
   Partial partial_[2];
+  uint64_t uncaptured_count_[2] = {~uint64_t{0}, ~uint64_t{0}};  // -G: by placement
 
  public:
   bool skip_next_ = false;

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 
@@ -70,14 +71,18 @@ class CollectiveBackend {
   // geometry(); out of place, input is the send buffer and output the receive buffer.
   virtual core::Status run(bool in_place, core::Deadline deadline) = 0;
   // CUDA-graph mode (bench -G): whether run()'s work can be captured from the device's stream.
-  // enqueue() then puts one collective on the stream without waiting, and drain() waits until
-  // the stream passed everything on it, under `deadline` (a failure aborts as run()'s would).
+  // enqueue() then puts one collective on the stream without waiting (a failure inside a capture
+  // is only reported: the backend fails for good at its next call), and drain() waits until
+  // `passed` says the stream reached a point, under `deadline` (a failure aborts as run()'s).
   virtual bool capturable() const { return false; }
   virtual core::Status enqueue(bool /*in_place*/, core::Deadline /*deadline*/) {
     return core::Status(core::Code::kUnsupported,
                         "this backend's collectives cannot be captured into a CUDA graph");
   }
-  virtual core::Status drain(core::Deadline /*deadline*/) { return core::Status::ok(); }
+  virtual core::Status drain(core::Deadline /*deadline*/,
+                             const std::function<core::Result<bool>()>& /*passed*/) {
+    return core::Status::ok();
+  }
   virtual core::Status barrier(core::Deadline deadline) = 0;
   // Cross-rank reductions for the harness's own statistics (never timed).
   virtual core::Status maxDoubles(std::span<double> values, core::Deadline deadline) = 0;

@@ -34,14 +34,20 @@ class DeviceRuntime {
   // the stream passed them.
   virtual core::Status mark(int index) = 0;
   virtual core::Result<double> elapsedUs(int from, int to) = 0;
+  // Whether the stream has passed mark `index` (an error where CUDA reports one).
+  virtual core::Result<bool> passed(int /*index*/) {
+    return core::Status(core::Code::kUnsupported, "no marks to query on this device runtime");
+  }
   // CUDA graphs (bench -G): what is enqueued on the stream between beginCapture() and
-  // endCapture() becomes one graph (the previous one is dropped); launchGraph() puts it on the
-  // stream `times` times without waiting. endCapture() also ends a capture that failed.
+  // endCapture(true) becomes one graph; endCapture(false) ends a capture and keeps nothing (a
+  // failed one). launchGraph() puts the graph on the stream without waiting; releaseGraph()
+  // destroys it once its launches drained (a captured NCCL plan holds its communicator).
   virtual core::Status beginCapture() {
     return core::Status(core::Code::kUnsupported, "no CUDA graphs on this device runtime");
   }
-  virtual core::Status endCapture() { return beginCapture(); }
-  virtual core::Status launchGraph(int /*times*/) { return beginCapture(); }
+  virtual core::Status endCapture(bool /*keep*/) { return beginCapture(); }
+  virtual core::Status launchGraph() { return beginCapture(); }
+  virtual void releaseGraph() {}
 };
 
 }  // namespace ccscope::collectives

@@ -126,7 +126,7 @@ class CudaDevice final : public DeviceRuntime {
   static core::Result<std::unique_ptr<DeviceRuntime>> open(int device);
   ~CudaDevice() override {
     cudaSetDevice(device_);
-    dropGraph();
+    releaseGraph();
     compute_.reset();
     for (cudaEvent_t e : marks_) cudaEventDestroy(e);
     if (stream_) cudaStreamDestroy(stream_);
@@ -177,35 +177,43 @@ class CudaDevice final : public DeviceRuntime {
                         cudaEventElapsedTime(&ms, marks_.at(from), marks_.at(to)));
     return ms * 1e3;
   }
-  // Global mode, as nccl-tests captures: no thread may make an unsafe CUDA call meanwhile.
+  core::Result<bool> passed(int index) override {
+    const cudaError_t e = cudaEventQuery(marks_.at(index));
+    if (e == cudaErrorNotReady) return false;
+    CCSCOPE_CUDA_RETURN("cudaEventQuery", e);
+    return true;
+  }
+  // Thread-local mode: NCCL's own threads keep making CUDA calls while this one captures.
   Status beginCapture() override {
-    dropGraph();
+    releaseGraph();
     CCSCOPE_CUDA_RETURN("cudaStreamBeginCapture",
-                        cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal));
+                        cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
     return Status::ok();
   }
-  Status endCapture() override {
+  Status endCapture(bool keep) override {
     cudaGraph_t g = nullptr;
-    CCSCOPE_CUDA_RETURN("cudaStreamEndCapture", cudaStreamEndCapture(stream_, &g));
+    const cudaError_t e = cudaStreamEndCapture(stream_, &g);
     graph_ = g;
-    CCSCOPE_CUDA_RETURN("cudaGraphInstantiate", cudaGraphInstantiate(&exec_, graph_, 0));
+    if (!keep) releaseGraph();
+    CCSCOPE_CUDA_RETURN("cudaStreamEndCapture", e);
+    if (keep) CCSCOPE_CUDA_RETURN("cudaGraphInstantiate", cudaGraphInstantiate(&exec_, graph_, 0));
     return Status::ok();
   }
-  Status launchGraph(int times) override {
+  Status launchGraph() override {
     if (!exec_) return Status(core::Code::kInternal, "launchGraph before a capture ended");
-    for (int i = 0; i < times; ++i)
-      CCSCOPE_CUDA_RETURN("cudaGraphLaunch", cudaGraphLaunch(exec_, stream_));
+    CCSCOPE_CUDA_RETURN("cudaGraphLaunch", cudaGraphLaunch(exec_, stream_));
     return Status::ok();
   }
-
- private:
-  explicit CudaDevice(int device) : device_(device) {}
-  void dropGraph() {
+  // CUDA frees an executable graph that is still running once it finishes.
+  void releaseGraph() override {
     if (exec_) cudaGraphExecDestroy(exec_);
     if (graph_) cudaGraphDestroy(graph_);
     exec_ = nullptr;
     graph_ = nullptr;
   }
+
+ private:
+  explicit CudaDevice(int device) : device_(device) {}
   int device_;
   std::string describe_;
   cudaStream_t stream_ = nullptr;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -43,6 +44,11 @@ class FakeBackend final : public CollectiveBackend {
   uint64_t segmentBytes() const override { return hit("segmentBytes", uint64_t{4096}); }
   Status prepare(const collectives::OpConfig&) override { return hit("prepare", Status::ok()); }
   Status run(bool, Deadline) override { return hit("run", Status::ok()); }
+  bool capturable() const override { return hit("capturable", true); }
+  Status enqueue(bool, Deadline) override { return hit("enqueue", Status::ok()); }
+  Status drain(Deadline, const std::function<core::Result<bool>()>&) override {
+    return hit("drain", Status::ok());
+  }
   Status barrier(Deadline) override { return hit("barrier", Status::ok()); }
   Status maxDoubles(std::span<double>, Deadline) override {
     return hit("maxDoubles", Status::ok());
@@ -109,6 +115,9 @@ TEST(WatchedBackendTest, EveryVirtualReachesTheInnerBackend) {
   EXPECT_EQ(w->segmentBytes(), 4096u);
   EXPECT_TRUE(w->prepare(collectives::OpConfig{}).isOk());
   EXPECT_TRUE(w->run(false, Deadline::afterSeconds(5)).isOk());
+  EXPECT_TRUE(w->capturable());
+  EXPECT_TRUE(w->enqueue(false, Deadline::afterSeconds(5)).isOk());
+  EXPECT_TRUE(w->drain(Deadline::afterSeconds(5), [] { return core::Result<bool>(true); }).isOk());
   EXPECT_TRUE(w->barrier(Deadline::afterSeconds(5)).isOk());
   EXPECT_TRUE(w->maxDoubles(d, Deadline::afterSeconds(5)).isOk());
   EXPECT_TRUE(w->sumInts(i, Deadline::afterSeconds(5)).isOk());

@@ -2,7 +2,13 @@
 #include <fmt/format.h>
 #include <nccl.h>
 
+#include <cstring>
+#include <string>
+
 #include "core/cuda_status.h"
+#include "transports/common/hex.h"
+
+extern char** environ;
 #include "transports/nccl/nccl_communicator.h"
 #include "transports/nccl/nccl_transport.h"
 
@@ -52,6 +58,29 @@ Status ncclStatus(const char* call, ncclResult_t r, ncclComm_t comm) {
   s.withLayer(r == ncclUnhandledCudaError ? Layer::kGpu : Layer::kLibrary)
       .withNative(call, static_cast<long>(r));
   return s;
+}
+
+Status exchangeUniqueId(launch::Bootstrap& bs, const std::string& key, bool root,
+                        core::Deadline deadline, ncclUniqueId& id) {
+  if (root) {
+    if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess)
+      return ncclStatus("ncclGetUniqueId", r, nullptr);
+    return bs.put(key, toHex(&id, sizeof id));
+  }
+  CCSCOPE_ASSIGN_OR_RETURN(std::string hex, bs.get(key, deadline));
+  if (!fromHex(hex, &id, sizeof id))
+    return Status(Code::kInternal, "nccl: rank 0 published a malformed unique id")
+        .withLayer(Layer::kBootstrap);
+  return Status::ok();
+}
+
+std::string ncclSetupNote(int device) {
+  std::string vars;
+  for (char** e = environ; e && *e; ++e)
+    if (std::strncmp(*e, "NCCL_", 5) == 0) vars += fmt::format("{}{}", vars.empty() ? "" : " ", *e);
+  return fmt::format("nccl: NCCL {} (built against {}) on GPU {}; {}", ncclRuntimeVersion(),
+                     ncclVersionText(NCCL_VERSION_CODE), device,
+                     vars.empty() ? "no NCCL_* variables set" : vars);
 }
 
 std::string ncclRuntimeVersion() {

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <deque>
 #include <string>
 #include <thread>
@@ -14,10 +13,7 @@
 #include <vector>
 
 #include "core/cuda_status.h"
-#include "transports/common/hex.h"
 #include "transports/nccl/nccl_communicator.h"
-
-extern char** environ;
 
 namespace ccscope::transports {
 
@@ -63,12 +59,10 @@ class NcclTransport final : public Transport, public NcclCommunicator {
   cudaStream_t stream() const override { return stream_; }
   Status runGroup(const char* call, const std::function<ncclResult_t()>& enqueue, Deadline deadline,
                   bool wait) override;
-  Status waitIdle(const char* call, Deadline deadline) override {
-    if (failed_ || !comm_)
-      return Status(Code::kAborted,
-                    fmt::format("{}: the NCCL communicator was aborted before", call))
-          .withLayer(Layer::kLibrary);
-    Status s = waitStream(call, deadline);
+  Status waitUntil(const char* call, const std::function<core::Result<bool>()>& passed,
+                   Deadline deadline) override {
+    CCSCOPE_RETURN_IF_ERROR(usable(call));
+    Status s = waitStream(call, deadline, &passed);
     if (!s.isOk()) failAll(s);
     return s;
   }
@@ -87,12 +81,15 @@ class NcclTransport final : public Transport, public NcclCommunicator {
     cudaEvent_t done = nullptr;
     std::vector<uint32_t> slots;
   };
-  Status uniqueId(launch::Bootstrap& bs, Deadline deadline, ncclUniqueId& id);
   // Polls the communicator until it left ncclInProgress (init, a group being enqueued).
   Status settle(const char* call, Deadline deadline);
   Status closeGroup();
-  // Polls until the stream has passed all it holds, or NCCL reports an error, or the deadline.
-  Status waitStream(const char* call, Deadline deadline);
+  // Polls until the stream has passed all it holds (or `passed` says it reached its point), or
+  // NCCL reports an error, or the deadline.
+  Status waitStream(const char* call, Deadline deadline,
+                    const std::function<core::Result<bool>()>* passed = nullptr);
+  // A failure left by a call inside a capture aborts now; an aborted communicator fails `call`.
+  Status usable(const char* call);
   void reapGroups();
   void failAll(const Status& why);
 
@@ -108,21 +105,8 @@ class NcclTransport final : public Transport, public NcclCommunicator {
   std::vector<cudaEvent_t> free_events_;
   bool failed_ = false;
   bool closed_ = false;
+  Status deferred_;  // a failure inside a CUDA-graph capture, not aborted yet
 };
-
-Status NcclTransport::uniqueId(launch::Bootstrap& bs, Deadline deadline, ncclUniqueId& id) {
-  const std::string key = opts_.scope + "nccl-unique-id";
-  if (rank_ == 0) {
-    if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess)
-      return ncclStatus("ncclGetUniqueId", r, nullptr);
-    return bs.put(key, toHex(&id, sizeof id));
-  }
-  CCSCOPE_ASSIGN_OR_RETURN(std::string hex, bs.get(key, deadline));
-  if (!fromHex(hex, &id, sizeof id))
-    return Status(Code::kInternal, "nccl: rank 0 published a malformed unique id")
-        .withLayer(Layer::kBootstrap);
-  return Status::ok();
-}
 
 Status NcclTransport::settle(const char* call, Deadline deadline) {
   for (;;) {
@@ -155,7 +139,8 @@ Status NcclTransport::connect(launch::Bootstrap& bs, Deadline deadline) {
     own_stream_ = true;
   }
   ncclUniqueId id{};
-  CCSCOPE_RETURN_IF_ERROR(uniqueId(bs, deadline, id));
+  CCSCOPE_RETURN_IF_ERROR(
+      exchangeUniqueId(bs, opts_.scope + "nccl-unique-id", rank_ == 0, deadline, id));
   // Non-blocking, so that init and every enqueue are polled under our deadlines.
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
@@ -172,14 +157,7 @@ Status NcclTransport::connect(launch::Bootstrap& bs, Deadline deadline) {
   return Status::ok();
 }
 
-std::string NcclTransport::setupNote() const {
-  std::string vars;
-  for (char** e = environ; e && *e; ++e)
-    if (std::strncmp(*e, "NCCL_", 5) == 0) vars += fmt::format("{}{}", vars.empty() ? "" : " ", *e);
-  return fmt::format("nccl: NCCL {} (built against {}) on GPU {}; {}", ncclRuntimeVersion(),
-                     ncclVersionText(NCCL_VERSION_CODE), device_,
-                     vars.empty() ? "no NCCL_* variables set" : vars);
-}
+std::string NcclTransport::setupNote() const { return ncclSetupNote(device_); }
 
 void NcclTransport::beginBatch() {
   if (in_batch_ || failed_) return;
@@ -283,13 +261,19 @@ void NcclTransport::failAll(const Status& why) {
     if (p != rank_) table_->failPeer(p, why);
 }
 
+Status NcclTransport::usable(const char* call) {
+  if (!deferred_.isOk()) failAll(std::exchange(deferred_, Status::ok()));
+  if (failed_ || !comm_)
+    return Status(Code::kAborted, fmt::format("{}: the NCCL communicator was aborted before", call))
+        .withLayer(Layer::kLibrary);
+  return Status::ok();
+}
+
 Status NcclTransport::runGroup(const char* call, const std::function<ncclResult_t()>& enqueue,
                                Deadline deadline, bool wait) {
   if (in_batch_)
     return Status(Code::kInternal, fmt::format("{}: called inside an open batch", call));
-  if (failed_ || !comm_)
-    return Status(Code::kAborted, fmt::format("{}: the NCCL communicator was aborted before", call))
-        .withLayer(Layer::kLibrary);
+  CCSCOPE_RETURN_IF_ERROR(usable(call));
   Status s;
   if (ncclResult_t r = ncclGroupStart(); r != ncclSuccess)
     return ncclStatus("ncclGroupStart", r, comm_);
@@ -301,7 +285,8 @@ Status NcclTransport::runGroup(const char* call, const std::function<ncclResult_
     s = ncclStatus("ncclGroupEnd", g, comm_);
   if (s.isOk()) s = settle(call, deadline);
   if (s.isOk() && wait) s = waitStream(call, deadline);
-  if (!s.isOk()) failAll(s);
+  if (!s.isOk() && wait) failAll(s);
+  if (!s.isOk() && !wait) deferred_ = s;  // never abort inside a capture
   return s;
 }
 
@@ -312,14 +297,20 @@ Status NcclTransport::settleCall(const char* call, ncclResult_t r, Deadline dead
   return s;
 }
 
-Status NcclTransport::waitStream(const char* call, Deadline deadline) {
+Status NcclTransport::waitStream(const char* call, Deadline deadline,
+                                 const std::function<core::Result<bool>()>* passed) {
   // Spin first, as waits on the other transports do: a sleep on the first poll would add tens
   // of microseconds to every small collective.
   const auto spin_until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(spin_ns_);
   for (;;) {
-    const cudaError_t e = cudaStreamQuery(stream_);
-    if (e == cudaSuccess) return Status::ok();
-    if (e != cudaErrorNotReady) return core::cudaStatus("cudaStreamQuery", e);
+    if (passed) {
+      CCSCOPE_ASSIGN_OR_RETURN(bool reached, (*passed)());
+      if (reached) return Status::ok();
+    } else {
+      const cudaError_t e = cudaStreamQuery(stream_);
+      if (e == cudaSuccess) return Status::ok();
+      if (e != cudaErrorNotReady) return core::cudaStatus("cudaStreamQuery", e);
+    }
     ncclResult_t state = ncclSuccess;
     if (ncclResult_t r = ncclCommGetAsyncError(comm_, &state); r != ncclSuccess)
       return ncclStatus("ncclCommGetAsyncError", r, comm_);
@@ -361,6 +352,7 @@ void NcclTransport::cancelPending(uint32_t slot) {
 void NcclTransport::close() {
   if (closed_) return;
   closed_ = true;
+  if (!deferred_.isOk()) failAll(std::exchange(deferred_, Status::ok()));
   if (in_batch_) failAll(Status(Code::kAborted, "nccl transport closed inside a batch"));
   if (comm_ && groups_.empty() && open_slots_.empty()) {
     // Nothing pending: finalize (flushes NCCL's proxies), then destroy; abort if that stalls.

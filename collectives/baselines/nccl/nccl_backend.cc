@@ -139,7 +139,16 @@ class NcclBackend final : public CollectiveBackend {
   }
   bool capturable() const override { return true; }
   Status enqueue(bool in_place, core::Deadline d) override { return call(in_place, d, false); }
-  Status drain(core::Deadline d) override { return c_.waitIdle(ncclCallName(cfg_.collective), d); }
+  // One flight-recorder entry per drained launch: its collectives ran inside the graph.
+  Status drain(core::Deadline d, const std::function<core::Result<bool>()>& passed) override {
+    core::FlightEntry* fe =
+        recorder_ ? &recorder_->begin(collectiveName(cfg_.collective), "native-graph",
+                                      core::dataTypeName(cfg_.dtype), cfg_.count * elem_, 1)
+                  : nullptr;
+    Status s = c_.waitUntil(ncclCallName(cfg_.collective), passed, d);
+    if (fe) core::FlightRecorder::end(*fe, s.isOk());
+    return s;
+  }
   Status barrier(core::Deadline d) override { return harness_->barrier(d); }
   Status maxDoubles(std::span<double> v, core::Deadline d) override {
     return harness_->maxDoubles(v, d);

@@ -1,0 +1,231 @@
+// The sweep's CUDA-graph mode (-G) on one rank: a stand-in device whose "graph" is a count of
+// the collectives captured into it (the narrow seam: what is tested is the harness's capture,
+// launches, drains and time per collective, not CUDA's graphs).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "bench/sweep.h"
+#include "collectives/compute.h"
+
+namespace ccscope::bench {
+namespace {
+
+using core::Status;
+
+BenchConfig smallSweep() {
+  BenchConfig c;
+  c.collective = collectives::Collective::kAllreduce;
+  c.min_bytes = c.max_bytes = 1024;
+  c.iters = 3;
+  c.warmup = 0;
+  c.checks = 0;
+  return c;
+}
+
+// A "GPU" whose stream is a list of enqueued collectives: a capture counts them into the graph;
+// a launch queues the graph's collectives and a mark after it; passed() says whether the marks
+// were reached, which only the backend's drain makes happen (taking `per_run` a collective).
+class GraphDevice final : public collectives::DeviceRuntime {
+ public:
+  int device() const override { return 0; }
+  std::string describe() const override { return "graph-device"; }
+  core::Result<void*> allocate(size_t) override { return nullptr; }
+  void release(void*) override {}
+  collectives::ComputeBackend& compute() override { return cpu_; }
+  void* stream() override { return nullptr; }
+  Status synchronize() override { return Status::ok(); }
+  Status copy(void*, const void*, size_t) override { return Status::ok(); }
+  Status pinHost(void*, size_t) override { return Status::ok(); }
+  void unpinHost(void*) override {}
+  Status mark(int index) override {
+    if (capturing) return Status(core::Code::kInternal, "a mark inside a capture");
+    marks.push_back({index, queued});
+    return Status::ok();
+  }
+  core::Result<double> elapsedUs(int, int) override { return 0.0; }
+  core::Result<bool> passed(int index) override {
+    for (const auto& [i, at] : marks)
+      if (i == index) return ran >= at;
+    return Status(core::Code::kInternal, "no such mark");
+  }
+  Status beginCapture() override {
+    if (kept) return Status(core::Code::kInternal, "the last graph was never released");
+    capturing = true;
+    graph = 0;
+    ++captures;
+    return Status::ok();
+  }
+  Status endCapture(bool keep) override {
+    capturing = false;
+    kept = keep;
+    return Status::ok();
+  }
+  Status launchGraph() override {
+    if (!kept) return Status(core::Code::kInternal, "launch without a graph");
+    ++launches;
+    queued += graph;
+    return Status::ok();
+  }
+  void releaseGraph() override { kept = false; }
+  // Runs what is queued: the backend's drain calls it.
+  void runQueued() {
+    std::this_thread::sleep_for(per_run * (queued - ran));
+    ran = queued;
+  }
+  bool capturing = false, kept = false;
+  int graph = 0;  // collectives in the captured graph
+  int captures = 0, launches = 0, queued = 0, ran = 0;
+  std::vector<std::pair<int, int>> marks;  // (index, collectives queued before it)
+  std::chrono::microseconds per_run{0};
+
+ private:
+  collectives::CpuCompute cpu_;
+};
+
+// NCCL's native backend as the sweep sees it: run() outside graphs, enqueue() inside.
+class GraphBackend final : public collectives::CollectiveBackend {
+ public:
+  explicit GraphBackend(GraphDevice& d) : d_(d) {}
+  std::string algorithm() const override { return "native"; }
+  std::string transport() const override { return "none"; }
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  Status allocate(size_t max_bytes, core::HostPages) override {
+    buf_.assign(2 * max_bytes + 64, 0);
+    return Status::ok();
+  }
+  char* sendBuffer() override { return buf_.data(); }
+  char* recvBuffer() override { return buf_.data() + buf_.size() / 2; }
+  Status prepare(const collectives::OpConfig&) override { return Status::ok(); }
+  Status run(bool, core::Deadline) override {
+    if (d_.capturing) return Status(core::Code::kInternal, "run inside a capture");
+    ++runs;
+    return Status::ok();
+  }
+  Status barrier(core::Deadline) override { return Status::ok(); }
+  Status maxDoubles(std::span<double>, core::Deadline) override { return Status::ok(); }
+  Status sumInts(std::span<int64_t>, core::Deadline) override { return Status::ok(); }
+  collectives::DeviceRuntime* device() override { return &d_; }
+  bool capturable() const override { return true; }
+  Status enqueue(bool, core::Deadline) override {
+    if (!d_.capturing) return Status(core::Code::kInternal, "enqueued outside a capture");
+    if (fail_enqueue) return Status(core::Code::kRemoteError, "peer gone");
+    ++d_.graph;
+    ++enqueued;
+    return Status::ok();
+  }
+  Status drain(core::Deadline, const std::function<core::Result<bool>()>& passed) override {
+    ++drains;
+    d_.runQueued();
+    CCSCOPE_ASSIGN_OR_RETURN(bool reached, passed());
+    return reached ? Status::ok() : Status(core::Code::kInternal, "drained short of its mark");
+  }
+  int enqueued = 0, drains = 0, runs = 0;
+  bool fail_enqueue = false;
+
+ private:
+  GraphDevice& d_;
+  std::vector<char> buf_;
+};
+
+class NoCheck final : public BufferData {
+ public:
+  Status fillInput(const CheckContext&, void*) override { return Status::ok(); }
+  Status poison(const CheckContext&, void*, uint64_t) override { return Status::ok(); }
+  core::Result<int64_t> countWrong(const CheckContext&, const void*) override { return int64_t{0}; }
+};
+
+std::unique_ptr<BufferData> noCheck(collectives::DeviceRuntime&) {
+  return std::make_unique<NoCheck>();
+}
+
+struct Rows : reports::ResultSink {
+  void onMeasurement(const reports::Measurement& m) override { all.push_back(m); }
+  std::vector<reports::Measurement> all;
+};
+
+TEST(SweepGraphTest, TimedIterationsAreOneGraphLaunchedGTimesAndTimedPerCollective) {
+  BenchConfig cfg = smallSweep();
+  cfg.in_place = false;
+  cfg.iters = 4;
+  cfg.checks = 1;
+  cfg.graph_launches = 5;
+  GraphDevice dev;
+  dev.per_run = std::chrono::microseconds(2000);
+  GraphBackend b(dev);
+  Rows rows;
+  ASSERT_TRUE(runSweep(cfg, {&b}, rows, noCheck).isOk());
+  ASSERT_EQ(rows.all.size(), 1u);
+  // The checked run is a one-collective graph launched once; the leg, a graph of -n launched -G,
+  // drained launch by launch; every graph released.
+  EXPECT_EQ(dev.captures, 2);
+  EXPECT_EQ(b.enqueued, 1 + cfg.iters);
+  EXPECT_EQ(dev.launches, 1 + cfg.graph_launches);
+  EXPECT_EQ(b.drains, 1 + cfg.graph_launches);
+  EXPECT_FALSE(dev.kept);
+  // Uncaptured: the size's first collective (NCCL's set-up) and the barrier-separated series.
+  EXPECT_EQ(b.runs, 1 + cfg.iters);
+  // 20 collectives of 2 ms in the timed launches: 2 ms each, not 10 (per launch) nor 0.4.
+  EXPECT_GE(rows.all[0].time_us, 1900);
+  EXPECT_LT(rows.all[0].time_us, 4000);
+}
+
+TEST(SweepGraphTest, AFailedEnqueueStillEndsTheCaptureAndFailsTheSweep) {
+  BenchConfig cfg = smallSweep();
+  cfg.checks = 0;
+  cfg.graph_launches = 2;
+  GraphDevice dev;
+  GraphBackend b(dev);
+  b.fail_enqueue = true;
+  Rows rows;
+  Status s = runSweep(cfg, {&b}, rows, noCheck).status();
+  EXPECT_EQ(s.code(), core::Code::kRemoteError) << s.toString();
+  EXPECT_FALSE(dev.capturing);
+  EXPECT_FALSE(dev.kept);  // a failed capture is not instantiated
+  EXPECT_EQ(dev.launches, 0);
+}
+
+// A backend that says it cannot be captured (our schedules) is refused, not run uncaptured.
+class Uncapturable final : public collectives::CollectiveBackend {
+ public:
+  explicit Uncapturable(GraphDevice& d) : d_(d) {}
+  std::string algorithm() const override { return "ring"; }
+  std::string transport() const override { return "none"; }
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  Status allocate(size_t max_bytes, core::HostPages) override {
+    buf_.assign(2 * max_bytes + 64, 0);
+    return Status::ok();
+  }
+  char* sendBuffer() override { return buf_.data(); }
+  char* recvBuffer() override { return buf_.data() + buf_.size() / 2; }
+  collectives::DeviceRuntime* device() override { return &d_; }
+  Status prepare(const collectives::OpConfig&) override { return Status::ok(); }
+  Status run(bool, core::Deadline) override { return Status::ok(); }
+  Status barrier(core::Deadline) override { return Status::ok(); }
+  Status maxDoubles(std::span<double>, core::Deadline) override { return Status::ok(); }
+  Status sumInts(std::span<int64_t>, core::Deadline) override { return Status::ok(); }
+
+ private:
+  GraphDevice& d_;
+  std::vector<char> buf_;
+};
+
+TEST(SweepGraphTest, ABackendThatCannotBeCapturedIsRefused) {
+  BenchConfig cfg = smallSweep();
+  cfg.graph_launches = 2;
+  GraphDevice dev;
+  Uncapturable b(dev);
+  Rows rows;
+  EXPECT_EQ(runSweep(cfg, {&b}, rows, noCheck).status().code(), core::Code::kUnsupported);
+  EXPECT_EQ(dev.captures, 0);
+}
+
+}  // namespace
+}  // namespace ccscope::bench
