@@ -147,6 +147,8 @@ def case_pair(r, exe, scratch):
                       for k in (0, 1))
     if 5 in codes:
         c["status"], c["reason"] = "skip", errs[:400]
+    elif "Duplicate GPU" in errs:  # the lead does not hold: NCCL's refusal, recorded
+        c["status"], c["reason"] = "skip", f"NCCL refused two ranks on one GPU: {errs}"[:400]
     elif codes == [0, 0] and rows and not c["wrong"]:
         c["status"] = "pass"
     else:
