@@ -1,6 +1,7 @@
 """The nccl-faults step of scripts/gpu-check.sh: NCCL's own collectives with registered buffers
-and in CUDA graphs, a wrong NCCL_SOCKET_IFNAME read back from NCCL's log, two ranks on the one GPU as two NCCL
-"hosts" (each process its own NCCL_HOSTID), and a SIGKILLed rank among those two."""
+and in CUDA graphs, a wrong NCCL_SOCKET_IFNAME read back from NCCL's log, two ranks on the one
+GPU as two NCCL "hosts" (each process its own NCCL_HOSTID), and a SIGKILLed rank among those
+two."""
 
 import json
 import os
@@ -16,6 +17,13 @@ from gpu_check_lib import run, stop_group
 SMALL = ["-b", "1K", "-e", "1M", "-f", "4", "-n", "5", "-w", "2", "-c", "1", "--timeout", "20s"]
 KILL_TIMEOUT_S = 10  # --timeout of the killed-rank run: the survivor must exit 3 within it + 5 s
 CASE_LIMIT_S = 90
+
+
+def fresh(path):
+    """A results file no earlier run left rows in."""
+    if os.path.exists(path):
+        os.remove(path)
+    return path
 
 
 def rows_of(path):
@@ -54,7 +62,7 @@ def judged(name, res, rows, extra=None):
 
 
 def case_register(r, exe, scratch, mode):
-    js = os.path.join(scratch, f"register{mode}.jsonl")
+    js = fresh(os.path.join(scratch, f"register{mode}.jsonl"))
     argv = [exe, "bench", "allreduce", "--np", "1", "--transport", "nccl", "--algo", "native",
             "-R", str(mode), *SMALL, "--json", js]
     res = run(argv, min(CASE_LIMIT_S, r.left()), r.path("nccl-faults.log"))
@@ -66,7 +74,7 @@ def case_register(r, exe, scratch, mode):
 
 def case_graph(r, exe, scratch, coll):
     """-G: the timed iterations captured into a CUDA graph, and the checked run out of one."""
-    js = os.path.join(scratch, f"graph.{coll}.jsonl")
+    js = fresh(os.path.join(scratch, f"graph.{coll}.jsonl"))
     argv = [exe, "bench", coll, "--np", "1", "--transport", "nccl", "--algo", "native", "-G", "4",
             *SMALL, "--json", js]
     res = run(argv, min(CASE_LIMIT_S, r.left()), r.path("nccl-faults.log"))
@@ -136,7 +144,7 @@ def read(path):
 
 
 def case_pair(r, exe, scratch):
-    js = os.path.join(scratch, "pair.jsonl")
+    js = fresh(os.path.join(scratch, "pair.jsonl"))
     args = ["allreduce", "--transport", "nccl", "--algo", "all", *SMALL, "--json", js]
     t0 = time.monotonic()
     codes = finish_pair(start_pair(exe, args, scratch, "pair"), min(CASE_LIMIT_S, r.left()))
@@ -159,12 +167,10 @@ def case_pair(r, exe, scratch):
 def case_kill(r, exe, scratch):
     """Rank 1 SIGKILLed once rank 0 streamed a row: rank 0 must exit 3 within --timeout + 5 s
     of the kill, naming rank 1 as the culprit."""
-    js = os.path.join(scratch, "kill.jsonl")
+    js = fresh(os.path.join(scratch, "kill.jsonl"))
     # The first size streams its row at once; the larger ones keep both ranks busy past the kill.
     args = ["allreduce", "--transport", "nccl", "--algo", "native", "-b", "1M", "-e", "256M",
             "-n", "500", "-w", "1", "-c", "0", "--timeout", f"{KILL_TIMEOUT_S}s", "--json", js]
-    if os.path.exists(js):
-        os.remove(js)
     procs = start_pair(exe, args, scratch, "kill")
     c = {"case": "SIGKILL rank 1 of 2"}
     try:
