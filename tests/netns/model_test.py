@@ -12,8 +12,10 @@
                       TOLERANCE
 """
 
+import collections
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -67,7 +69,10 @@ def ccscope(binary, *args):
 
 def case_hosts(net, binary, tolerance):
     w = net.workdir
-    fit_runs = {"np3": [0, 1, 2], "np2": [0, 0], "np6": [0, 0, 1, 1, 2, 2]}
+    # Three measured runs of np 6: each row is judged on its median (one run on 2 shared cores
+    # can halve a row).
+    fit_runs = {"np3": [0, 1, 2], "np2": [0, 0], "np6a": [0, 0, 1, 1, 2, 2],
+                "np6b": [0, 0, 1, 1, 2, 2], "np6c": [0, 0, 1, 1, 2, 2]}
     for name, placement in fit_runs.items():
         run_job(net, binary, placement,
                 ["bench", "allreduce", "--transport", "tcp", *SWEEP, "--json", f"{w}/{name}.jsonl"],
@@ -78,8 +83,12 @@ def case_hosts(net, binary, tolerance):
     ccscope(binary, "model", "predict", "--fit", f"{w}/fit.jsonl", "--ranks", "6",
             "--ranks-per-host", "2", "--one-machine", "-b", "1M", "-e", "8M", "--algo",
             "ring,tree", "--json", f"{w}/pred.jsonl")
-    measured = {(r["algorithm"], r["bytes"]): r["busbw_gbps"] for r in records(f"{w}/np6.jsonl")
-                if r.get("type") == "result" and not r["in_place"]}
+    runs = collections.defaultdict(list)
+    for name in ("np6a", "np6b", "np6c"):
+        for r in records(f"{w}/{name}.jsonl"):
+            if r.get("type") == "result" and not r["in_place"]:
+                runs[(r["algorithm"], r["bytes"])].append(r["busbw_gbps"])
+    measured = {k: statistics.median(v) for k, v in runs.items()}
     problems, errors = [], []
     for p in records(f"{w}/pred.jsonl"):
         if p.get("type") != "prediction":
