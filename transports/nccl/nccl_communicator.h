@@ -1,6 +1,7 @@
 // What NCCL's own collectives (collectives/baselines/nccl/) take from a connected nccl transport:
 // its communicator and stream, and one way to run calls on them under our deadline, so that the
-// baseline and our schedules share one communicator, one abort and one diagnosis.
+// baseline and our schedules share one communicator, one abort and one diagnosis. Also the
+// helpers the transport's files share: the unique id's exchange, its table line, NCCL's errors.
 #pragma once
 
 #include <cuda_runtime_api.h>
