@@ -3,7 +3,6 @@ and in CUDA graphs, a wrong NCCL_SOCKET_IFNAME read back from NCCL's log, two ra
 GPU as two NCCL "hosts" (each process its own NCCL_HOSTID), and a SIGKILLed rank among those
 two."""
 
-import json
 import os
 import re
 import secrets
@@ -12,6 +11,7 @@ import socket
 import subprocess
 import time
 
+from gpu_check_bench import read_records
 from gpu_check_lib import run, stop_group
 
 SMALL = ["-b", "1K", "-e", "1M", "-f", "4", "-n", "5", "-w", "2", "-c", "1", "--timeout", "20s"]
@@ -27,19 +27,7 @@ def fresh(path):
 
 
 def rows_of(path):
-    rows = []
-    try:
-        with open(path, encoding="utf-8") as f:
-            for ln in f:
-                try:
-                    x = json.loads(ln)
-                except ValueError:
-                    continue
-                if x.get("type") == "result":
-                    rows.append(x)
-    except OSError:
-        pass
-    return rows
+    return [x for x in read_records(path) if x.get("type") == "result"]
 
 
 def wrong_rows(rows):

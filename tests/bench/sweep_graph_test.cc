@@ -88,11 +88,12 @@ class GraphDevice final : public collectives::DeviceRuntime {
   collectives::CpuCompute cpu_;
 };
 
-// NCCL's native backend as the sweep sees it: run() outside graphs, enqueue() inside.
-class GraphBackend final : public collectives::CollectiveBackend {
+// A backend on the stand-in device that runs nothing and counts its uncaptured runs; it cannot
+// be captured (as our schedules cannot).
+class DeviceBackend : public collectives::CollectiveBackend {
  public:
-  explicit GraphBackend(GraphDevice& d) : d_(d) {}
-  std::string algorithm() const override { return "native"; }
+  DeviceBackend(GraphDevice& d, std::string algo) : d_(d), algo_(std::move(algo)) {}
+  std::string algorithm() const override { return algo_; }
   std::string transport() const override { return "none"; }
   int rank() const override { return 0; }
   int size() const override { return 1; }
@@ -112,26 +113,37 @@ class GraphBackend final : public collectives::CollectiveBackend {
   Status maxDoubles(std::span<double>, core::Deadline) override { return Status::ok(); }
   Status sumInts(std::span<int64_t>, core::Deadline) override { return Status::ok(); }
   collectives::DeviceRuntime* device() override { return &d_; }
+  int runs = 0;
+
+ protected:
+  GraphDevice& dev() { return d_; }
+
+ private:
+  GraphDevice& d_;
+  std::string algo_;
+  std::vector<char> buf_;
+};
+
+// NCCL's native backend as the sweep sees it: run() outside graphs, enqueue() inside.
+class GraphBackend final : public DeviceBackend {
+ public:
+  explicit GraphBackend(GraphDevice& d) : DeviceBackend(d, "native") {}
   bool capturable() const override { return true; }
   Status enqueue(bool, core::Deadline) override {
-    if (!d_.capturing) return Status(core::Code::kInternal, "enqueued outside a capture");
+    if (!dev().capturing) return Status(core::Code::kInternal, "enqueued outside a capture");
     if (fail_enqueue) return Status(core::Code::kRemoteError, "peer gone");
-    ++d_.graph;
+    ++dev().graph;
     ++enqueued;
     return Status::ok();
   }
   Status drain(core::Deadline, const std::function<core::Result<bool>()>& passed) override {
     ++drains;
-    d_.runQueued();
+    dev().runQueued();
     CCSCOPE_ASSIGN_OR_RETURN(bool reached, passed());
     return reached ? Status::ok() : Status(core::Code::kInternal, "drained short of its mark");
   }
-  int enqueued = 0, drains = 0, runs = 0;
+  int enqueued = 0, drains = 0;
   bool fail_enqueue = false;
-
- private:
-  GraphDevice& d_;
-  std::vector<char> buf_;
 };
 
 class NoCheck final : public BufferData {
@@ -192,36 +204,11 @@ TEST(SweepGraphTest, AFailedEnqueueStillEndsTheCaptureAndFailsTheSweep) {
 }
 
 // A backend that says it cannot be captured (our schedules) is refused, not run uncaptured.
-class Uncapturable final : public collectives::CollectiveBackend {
- public:
-  explicit Uncapturable(GraphDevice& d) : d_(d) {}
-  std::string algorithm() const override { return "ring"; }
-  std::string transport() const override { return "none"; }
-  int rank() const override { return 0; }
-  int size() const override { return 1; }
-  Status allocate(size_t max_bytes, core::HostPages) override {
-    buf_.assign(2 * max_bytes + 64, 0);
-    return Status::ok();
-  }
-  char* sendBuffer() override { return buf_.data(); }
-  char* recvBuffer() override { return buf_.data() + buf_.size() / 2; }
-  collectives::DeviceRuntime* device() override { return &d_; }
-  Status prepare(const collectives::OpConfig&) override { return Status::ok(); }
-  Status run(bool, core::Deadline) override { return Status::ok(); }
-  Status barrier(core::Deadline) override { return Status::ok(); }
-  Status maxDoubles(std::span<double>, core::Deadline) override { return Status::ok(); }
-  Status sumInts(std::span<int64_t>, core::Deadline) override { return Status::ok(); }
-
- private:
-  GraphDevice& d_;
-  std::vector<char> buf_;
-};
-
 TEST(SweepGraphTest, ABackendThatCannotBeCapturedIsRefused) {
   BenchConfig cfg = smallSweep();
   cfg.graph_launches = 2;
   GraphDevice dev;
-  Uncapturable b(dev);
+  DeviceBackend b(dev, "ring");
   Rows rows;
   EXPECT_EQ(runSweep(cfg, {&b}, rows, noCheck).status().code(), core::Code::kUnsupported);
   EXPECT_EQ(dev.captures, 0);

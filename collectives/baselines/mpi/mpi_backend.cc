@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collectives/baselines/mpi/mpi_runtime.h"
+#include "collectives/baselines/recorded_call.h"
 #include "core/host_memory.h"
 
 namespace ccscope::collectives::mpi {
@@ -122,12 +123,7 @@ class MpiBackend final : public CollectiveBackend {
   }
   // MPI collectives take no deadline; the harness watchdog bounds them.
   Status run(bool in_place, core::Deadline d) override {
-    if (!recorder_) return call(in_place, d);
-    core::FlightEntry& fe = recorder_->begin(collectiveName(cfg_.collective), "native",
-                                             core::dataTypeName(cfg_.dtype), cfg_.count * elem_, 1);
-    Status s = call(in_place, d);
-    core::FlightRecorder::end(fe, s.isOk());
-    return s;
+    return recordedCall(recorder_, cfg_, "native", [&] { return call(in_place, d); });
   }
 
   Status call(bool in_place, core::Deadline) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/baselines/recorded_call.h"
 #include "transports/nccl/nccl_communicator.h"
 
 namespace ccscope::collectives::nccl {
@@ -130,24 +131,14 @@ class NcclBackend final : public CollectiveBackend {
     return Status::ok();
   }
   Status run(bool in_place, core::Deadline d) override {
-    if (!recorder_) return call(in_place, d);
-    core::FlightEntry& fe = recorder_->begin(collectiveName(cfg_.collective), "native",
-                                             core::dataTypeName(cfg_.dtype), cfg_.count * elem_, 1);
-    Status s = call(in_place, d);
-    core::FlightRecorder::end(fe, s.isOk());
-    return s;
+    return recordedCall(recorder_, cfg_, "native", [&] { return call(in_place, d); });
   }
   bool capturable() const override { return true; }
   Status enqueue(bool in_place, core::Deadline d) override { return call(in_place, d, false); }
   // One flight-recorder entry per drained launch: its collectives ran inside the graph.
   Status drain(core::Deadline d, const std::function<core::Result<bool>()>& passed) override {
-    core::FlightEntry* fe =
-        recorder_ ? &recorder_->begin(collectiveName(cfg_.collective), "native-graph",
-                                      core::dataTypeName(cfg_.dtype), cfg_.count * elem_, 1)
-                  : nullptr;
-    Status s = c_.waitUntil(ncclCallName(cfg_.collective), passed, d);
-    if (fe) core::FlightRecorder::end(*fe, s.isOk());
-    return s;
+    return recordedCall(recorder_, cfg_, "native-graph",
+                        [&] { return c_.waitUntil(ncclCallName(cfg_.collective), passed, d); });
   }
   Status barrier(core::Deadline d) override { return harness_->barrier(d); }
   Status maxDoubles(std::span<double> v, core::Deadline d) override {
