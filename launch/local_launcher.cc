@@ -32,6 +32,7 @@ struct Child {
   bool done = false;
   int exit_code = 0;
   int signal = 0;
+  bool killed_by_launcher = false;
 };
 
 // Exit codes by severity: a hang outranks wrong results, which outrank configuration errors.
@@ -85,7 +86,7 @@ bool onlyFrozenLeft(const StoreServer& server, const std::vector<Child>& kids) {
 // period, and ranks the store sees frozen (e.g. SIGSTOP) are killed at once: they never finish.
 class RankReaper {
  public:
-  RankReaper(const StoreServer& server, std::vector<Child>& kids, double op_timeout_s)
+  RankReaper(StoreServer& server, std::vector<Child>& kids, double op_timeout_s)
       : server_(server), kids_(kids), op_timeout_s_(op_timeout_s) {}
 
   void waitAll() {
@@ -118,13 +119,14 @@ class RankReaper {
   void killStragglersWhenDue() {
     if (kill_at_ns_ && onlyFrozenLeft(server_, kids_)) kill_at_ns_ = core::nowNs();
     if (!kill_at_ns_ || core::nowNs() < kill_at_ns_) return;
-    for (const Child& k : kids_)
+    for (Child& k : kids_)
       if (!k.done) {
         spdlog::error(
             "rank {} (pid {}) is frozen or still running after another rank failed: "
             "killed so that no rank outlives the job",
             k.rank, k.pid);
         kill(k.pid, SIGKILL);
+        k.killed_by_launcher = true;
       }
     kill_at_ns_ = 0;
   }
@@ -135,6 +137,7 @@ class RankReaper {
       k.signal = WTERMSIG(st);
       std::fprintf(stderr, "ccscope: rank %d (pid %d) was killed by signal %d (%s)\n", k.rank,
                    k.pid, k.signal, strsignal(k.signal));
+      if (!k.killed_by_launcher) server_.noteEndSignal(k.rank, k.signal);
     } else {
       k.exit_code = WEXITSTATUS(st);
     }
@@ -142,7 +145,7 @@ class RankReaper {
       kill_at_ns_ = core::Deadline::afterSeconds(op_timeout_s_ + kGraceSeconds).atNs();
   }
 
-  const StoreServer& server_;
+  StoreServer& server_;
   std::vector<Child>& kids_;
   const double op_timeout_s_;
   int64_t kill_at_ns_ = 0;

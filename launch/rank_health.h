@@ -26,6 +26,9 @@ struct RankHealth {
   std::string addr;       // IP the store sees the rank's control connection come from
   std::string note;       // abort reason
   std::string progress;   // the rank's last progress snapshot (flight recorder, JSON)
+  // The signal that ended a gone rank, where the launcher that reaped it told the store; 0 when
+  // unknown or when it exited.
+  int end_signal = 0;
 };
 
 // Replaces each entry's hostname by a label that tells hosts apart (hostLabels): two ranks with

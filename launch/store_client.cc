@@ -194,6 +194,9 @@ core::Result<std::vector<RankHealth>> StoreClient::health(Deadline deadline) {
       r.str(&h.addr);
       r.str(&h.host_key);
       r.str(&h.host_addr);
+      uint32_t end_signal = 0;
+      r.u32(&end_signal);
+      h.end_signal = static_cast<int>(end_signal);
       h.rank = static_cast<int>(rank);
       h.state = static_cast<RankState>(state);
     }

@@ -244,7 +244,8 @@ void StoreServer::State::handleHealth(Conn& c, Reader& r) {
         .str(h.progress)
         .str(h.addr)
         .str(h.host_key)
-        .str(h.host_addr);
+        .str(h.host_addr)
+        .u32(static_cast<uint32_t>(h.end_signal));
   reply(c, w);
 }
 
@@ -308,6 +309,12 @@ StoreServer::~StoreServer() {
 }
 
 std::vector<RankHealth> StoreServer::health() const { return state_->snapshot(); }
+
+void StoreServer::noteEndSignal(int rank, int signal) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  if (rank >= 0 && rank < static_cast<int>(state_->ranks.size()))
+    state_->ranks[rank].h.end_signal = signal;
+}
 
 void StoreServer::loop() {
   State& st = *state_;

@@ -27,6 +27,9 @@ class StoreServer {
 
   int port() const { return port_; }
   std::vector<RankHealth> health() const;
+  // What ended a rank the launcher reaped: lets a diagnosis tell a killed rank from one that
+  // died of its death moments later.
+  void noteEndSignal(int rank, int signal);
 
  private:
   struct State;

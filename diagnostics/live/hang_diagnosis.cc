@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -36,6 +38,13 @@ Diagnosis make(Layer layer, std::string verdict, std::string next) {
   return d;
 }
 
+// " (signal 9, Killed)" where the launcher saw what ended the rank.
+std::string endedBy(const RankHealth& h) {
+  if (h.end_signal <= 0) return "";
+  const char* what = sigdescr_np(h.end_signal);
+  return fmt::format(" (signal {}, {})", h.end_signal, what ? what : "unknown");
+}
+
 void blame(Diagnosis& d, const RankHealth& h) {
   d.culprit.ranks.push_back(h.rank);
   if (!hostOf(h).empty()) d.culprit.hosts.push_back(hostOf(h));
@@ -48,10 +57,35 @@ void addEvidence(Diagnosis& d, const HangInputs& in) {
         fmt::format("rank {} ({}): {}", h.rank, hostOf(h), launch::rankStateName(h.state));
     if (h.state == RankState::kFrozen)
       line += fmt::format(", no heartbeat for {} ms", h.ms_since_heartbeat);
+    if (h.state == RankState::kGone)
+      line += fmt::format(" {} ms ago{}", h.ms_since_change, endedBy(h));
     if (!h.note.empty()) line += ": " + h.note;
     if (!h.progress.empty()) line += "; last progress " + h.progress;
     d.evidence.push_back({"", 0, reports::sanitizeText(line, 600)});
   }
+}
+
+// Signals that come from outside the job (the OOM killer, an operator, a scheduler), as opposed
+// to a rank's own abort or crash, which may follow a peer's death.
+bool killedFromOutside(const RankHealth& h) {
+  return h.end_signal == SIGKILL || h.end_signal == SIGTERM || h.end_signal == SIGINT ||
+         h.end_signal == SIGHUP;
+}
+
+// The first to go among the gone and frozen ranks. Ranks that went within kSameMomentMs of each
+// other are one moment to the store (a killed rank's socket can close after a peer that read its
+// memory has already aborted), so there one killed from outside comes first.
+const RankHealth& firstToGo(std::vector<const RankHealth*>& bad) {
+  constexpr int64_t kSameMomentMs = 250;
+  auto when = [](const RankHealth* h) {
+    return h->state == RankState::kFrozen ? h->ms_since_heartbeat : h->ms_since_change;
+  };
+  std::stable_sort(bad.begin(), bad.end(), [&](auto* a, auto* b) { return when(a) > when(b); });
+  for (const RankHealth* h : bad) {
+    if (when(bad.front()) - when(h) > kSameMomentMs) break;
+    if (h->state == RankState::kGone && killedFromOutside(*h)) return *h;
+  }
+  return *bad.front();
 }
 
 // A rank that is gone or frozen, or whose host went silent.
@@ -61,11 +95,7 @@ std::optional<Diagnosis> deadOrFrozen(const HangInputs& in) {
     if (h.rank != in.self && (h.state == RankState::kGone || h.state == RankState::kFrozen))
       bad.push_back(&h);
   if (bad.empty()) return std::nullopt;
-  auto when = [](const RankHealth* h) {
-    return h->state == RankState::kFrozen ? h->ms_since_heartbeat : h->ms_since_change;
-  };
-  std::stable_sort(bad.begin(), bad.end(), [&](auto* a, auto* b) { return when(a) > when(b); });
-  const RankHealth& first = *bad.front();
+  const RankHealth& first = firstToGo(bad);
   // Silence can be the process (stopped, killed) or the path to its host: ask the host.
   if (first.state == RankState::kFrozen && in.reachable && !first.addr.empty() &&
       !in.reachable(first.addr)) {
@@ -83,8 +113,8 @@ std::optional<Diagnosis> deadOrFrozen(const HangInputs& in) {
   bool gone = first.state == RankState::kGone;
   Diagnosis d =
       make(Layer::kApplication,
-           gone ? fmt::format("rank {} on {} exited or was killed while the others waited for it",
-                              first.rank, hostOf(first))
+           gone ? fmt::format("rank {} on {} exited or was killed{} while the others waited for it",
+                              first.rank, hostOf(first), endedBy(first))
                 : fmt::format("rank {} on {} stopped responding: no heartbeat for {:.1f} s while "
                               "its host still answers (process stopped, e.g. SIGSTOP, or hung)",
                               first.rank, hostOf(first), first.ms_since_heartbeat / 1e3),

@@ -2,6 +2,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -109,6 +110,13 @@ TEST(StoreTest, ARankThatDiesIsGoneAndOneThatSaysGoodbyeIsNot) {
   EXPECT_EQ(table[2].state, RankState::kGone) << rankStateName(table[2].state);
   EXPECT_EQ(table[1].state, RankState::kDone) << rankStateName(table[1].state);
   EXPECT_EQ(table[0].state, RankState::kAlive) << rankStateName(table[0].state);
+  // What the launcher saw end a rank reaches every rank that asks.
+  EXPECT_EQ(table[2].end_signal, 0);
+  (*server)->noteEndSignal(2, SIGKILL);
+  auto after = (*c0)->health(Deadline::afterSeconds(2));
+  ASSERT_TRUE(after.isOk()) << after.status().toString();
+  EXPECT_EQ((*after)[2].end_signal, SIGKILL);
+  EXPECT_EQ((*after)[1].end_signal, 0);
 }
 
 // A key that holds something other than a count: add() answers an error status, and the store

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 #include "diagnostics/live/flight_dump.h"
 
 namespace ccscope::diagnostics {
@@ -48,6 +50,27 @@ TEST(HangDiagnosisTest, KilledRankIsTheApplicationCulprit) {
   EXPECT_EQ(d.layer, Layer::kApplication);
   EXPECT_EQ(d.culprit.ranks, std::vector<int>{5});
   EXPECT_NE(d.verdict.find("exited or was killed"), std::string::npos);
+}
+
+// Rank 2 read a killed rank's memory and aborted; its socket closed a few ms before the killed
+// rank's. The killed one is the culprit; ranks that went far apart keep their order.
+TEST(HangDiagnosisTest, KilledRankOutranksOneThatAbortedAtTheSameMoment) {
+  auto in = healthy(4);
+  in.table[1].state = RankState::kGone;
+  in.table[1].ms_since_change = 4000;
+  in.table[1].end_signal = SIGKILL;
+  in.table[2].state = RankState::kGone;
+  in.table[2].ms_since_change = 4006;
+  in.table[2].end_signal = SIGABRT;
+  auto d = diagnoseHang(in);
+  EXPECT_EQ(d.culprit.ranks, std::vector<int>{1});
+  EXPECT_NE(d.verdict.find("rank 1 on h0 exited or was killed (signal 9, "), std::string::npos)
+      << d.verdict;
+  in.table[2].ms_since_change = 4600;
+  EXPECT_EQ(diagnoseHang(in).culprit.ranks, std::vector<int>{2});
+  in.table[2].ms_since_change = 4006;
+  in.table[1].end_signal = 0;  // no launcher told the store: the store's order stands
+  EXPECT_EQ(diagnoseHang(in).culprit.ranks, std::vector<int>{2});
 }
 
 TEST(HangDiagnosisTest, StoppedRankWhoseHostAnswersIsApplication) {
