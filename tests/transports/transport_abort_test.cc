@@ -107,7 +107,7 @@ int abortBody(RankContext& c) {
 
 TEST_P(TransportConformanceTest, AbortPeerFailsBothSidesAndSparesTheOthers) {
   if (lacks("abort-spares-others"))
-    GTEST_SKIP() << "known gap: exchanges with a third rank fail after the aborted pair closes";
+    GTEST_SKIP() << "known gap: UCX 1.13 can fail an assertion (ucp_ep.inl:215) in the told side";
   std::string report = conformance::runRanks(options(3), abortBody);
   EXPECT_TRUE(report.empty()) << report;
 }

@@ -252,8 +252,6 @@ int partlyLeftBody(RankContext& c) {
 }
 
 TEST_P(TransportConformanceTest, CancelOfASendThatPartlyLeftAbortsThePeer) {
-  if (lacks("abort-behind-send"))
-    GTEST_SKIP() << "known gap: over UCX's tcp the abort notice may not beat the forced close";
   std::string report = conformance::runRanks(options(2), partlyLeftBody);
   EXPECT_TRUE(report.empty()) << report;
 }
@@ -301,8 +299,6 @@ int otherStreamBody(RankContext& c) {
 }
 
 TEST_P(TransportConformanceTest, CancelledSendWithAPartOnAnotherStreamTearsNoMessage) {
-  if (lacks("abort-behind-send"))
-    GTEST_SKIP() << "known gap: over UCX's tcp the abort notice may not beat the forced close";
   std::string report = conformance::runRanks(options(2), otherStreamBody);
   EXPECT_TRUE(report.empty()) << report;
 }

@@ -115,7 +115,17 @@ Status UcxTransport::postToUcx(int peer, uint32_t slot) {
   return Status::ok();
 }
 
+// A slot is reused as soon as its failed request is released, while UCX may still hold that
+// request (a send to a failed peer, a receive being cancelled): UCX's late callback for it (a
+// forced close purges them) must not finish the slot's next request.
+bool UcxTransport::staleCallback(uint32_t slot, void* req) {
+  if (ucx_req_[slot] == req || ucx_req_[slot] == kPosting) return false;
+  ucp_request_free(req);
+  return true;
+}
+
 void UcxTransport::onSent(uint32_t slot, void* req, ucs_status_t status) {
+  if (staleCallback(slot, req)) return;
   ucx_req_[slot] = nullptr;
   ucp_request_free(req);
   RequestRecord& rec = table_->slot(slot);
@@ -133,6 +143,7 @@ void UcxTransport::onReceived(uint32_t slot, void* req, ucs_status_t status,
   // The info lives in the request: copied before the request goes back to UCX.
   const ucp_tag_recv_info_t arrived = tag_info ? *tag_info : ucp_tag_recv_info_t{};
   const ucp_tag_recv_info_t* info = &arrived;
+  if (staleCallback(slot, req)) return;
   ucx_req_[slot] = nullptr;
   ucx_status_[slot] = status;
   ucp_request_free(req);
@@ -232,6 +243,9 @@ void UcxTransport::onControl(void* req, ucs_status_t status, const ucp_tag_recv_
       break;
     case CtrlKind::kTooLong:
       failPeer(peer, tooLongStatus(peer, rank_, 0, c.expected).withPeer(peer));
+      break;
+    case CtrlKind::kHello:
+      ++hellos_;
       break;
   }
 }

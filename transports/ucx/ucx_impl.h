@@ -23,7 +23,7 @@ inline constexpr uint64_t kSeqMask = ((uint64_t{1} << 11) - 1) << kSeqShift;
 inline constexpr int kMaxRanks = 1 << 20;
 
 // Control messages (kCtrlBit set): what one side tells the other about the pair.
-enum class CtrlKind : uint32_t { kAbort = 1, kMismatch = 2, kTooLong = 3 };
+enum class CtrlKind : uint32_t { kAbort = 1, kMismatch = 2, kTooLong = 3, kHello = 4 };
 struct Ctrl {
   CtrlKind kind = CtrlKind::kAbort;
   uint32_t expected = 0;  // mismatch: the receive's tag; too long: the receive's length
@@ -81,6 +81,7 @@ class UcxTransport final : public Transport {
   void onPeerError(int peer, ucs_status_t status);
   void onControl(void* req, ucs_status_t status, const ucp_tag_recv_info_t* info);
   void onControlSent() { --ctrl_inflight_; }
+  bool staleCallback(uint32_t slot, void* req);
 
  protected:
   void blockFor(int64_t max_ns) override;
@@ -112,6 +113,7 @@ class UcxTransport final : public Transport {
   };
   core::Status openContext();
   core::Status exchangeAddresses(launch::Bootstrap& bs, core::Deadline deadline);
+  core::Status wireUp(core::Deadline deadline);
   core::Status postToUcx(int peer, uint32_t slot);
   void postControlRecv();
   void sendControl(int peer, const Ctrl& c);
@@ -140,6 +142,7 @@ class UcxTransport final : public Transport {
   Ctrl ctrl_in_{};
   void* ctrl_req_ = nullptr;
   int ctrl_inflight_ = 0;          // control sends UCX has not finished
+  int hellos_ = 0;                 // wire-up hellos received on control endpoints
   std::vector<ucp_mem_h> mapped_;  // live ucp_mem_map handles (unmapped at close at the latest)
   std::string chosen_;
   bool closed_ = false;

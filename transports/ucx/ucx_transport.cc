@@ -108,6 +108,50 @@ Status UcxTransport::exchangeAddresses(launch::Bootstrap& bs, core::Deadline dea
   return Status::ok();
 }
 
+// UCX wires an endpoint up at its first use, and that needs the peer to progress. A hello on
+// both endpoints to and from every peer, while every rank progresses here, wires them all up
+// now: at a later first use (an abort notice on the control endpoint) the peer may not be
+// progressing, and the notice would wait for it. Data hellos come before any message and take
+// no sequence number.
+Status UcxTransport::wireUp(core::Deadline deadline) {
+  static const uint64_t kHelloWord = 0;
+  std::vector<uint64_t> in(size_);
+  std::vector<void*> reqs;
+  Status st;
+  auto track = [&](ucs_status_ptr_t r) {
+    if (UCS_PTR_IS_ERR(r) && st.isOk()) st = ucxStatus("wire-up hello", UCS_PTR_STATUS(r));
+    if (UCS_PTR_IS_PTR(r)) reqs.push_back(r);
+  };
+  ucp_request_param_t prm{};
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    track(ucp_tag_recv_nbx(worker_, &in[p], sizeof in[p], static_cast<uint64_t>(p) << kRankShift,
+                           kCtrlBit | kRankMask, &prm));
+    track(ucp_tag_send_nbx(peers_[p].ep, &kHelloWord, sizeof kHelloWord,
+                           static_cast<uint64_t>(rank_) << kRankShift, &prm));
+    sendControl(p, Ctrl{CtrlKind::kHello, 0, 0, 0});
+  }
+  auto pending = [&] {
+    for (void* r : reqs) {
+      ucs_status_t s = ucp_request_check_status(r);
+      if (s == UCS_INPROGRESS) return true;
+      if (s != UCS_OK && st.isOk()) st = ucxStatus("wire-up hello", s);
+    }
+    return ctrl_inflight_ > 0 || hellos_ < size_ - 1;
+  };
+  while (st.isOk() && pending() && !deadline.expired()) ucp_worker_progress(worker_);
+  if (st.isOk() && pending())
+    st = Status(Code::kDeadlineExceeded,
+                fmt::format("ucx: endpoints not wired up before the deadline ({} of {} hellos)",
+                            hellos_, size_ - 1))
+             .withLayer(Layer::kBootstrap);
+  for (void* r : reqs) {
+    if (ucp_request_check_status(r) == UCS_INPROGRESS) ucp_request_cancel(worker_, r);
+    ucp_request_free(r);
+  }
+  return st;
+}
+
 Status UcxTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
   initTable(bs.rank(), bs.size(), opts_.request_slots);
   setSpinPolicy(opts_.local_ranks);
@@ -122,7 +166,7 @@ Status UcxTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
   CCSCOPE_RETURN_IF_ERROR(openContext());
   CCSCOPE_RETURN_IF_ERROR(exchangeAddresses(bs, deadline));
   postControlRecv();
-  // Endpoints connect lazily: a barrier after one flush round makes the wire-up happen here.
+  CCSCOPE_RETURN_IF_ERROR(wireUp(deadline));
   CCSCOPE_RETURN_IF_ERROR(bs.barrier(opts_.scope + "ucx-connected", deadline));
   collectChosen();
   setConnected(true);
