@@ -7,6 +7,7 @@
 
 #include "app/cli_options.h"
 #include "app/job_launch.h"
+#include "app/nccl_modes.h"
 #include "app/rank_job.h"
 #include "bench/alltoallv_plan.h"
 #include "bench/bench_config.h"
@@ -44,8 +45,7 @@ struct RawOptions {
   std::string ucx_errors = "peer";
   std::string device = "host";
   int gpus_per_node = 0;
-  int nccl_register = 0;
-  int graph_launches = 0;
+  NcclModeOptions nccl;
   JobOptions job;
 };
 
@@ -190,27 +190,7 @@ core::Result<bench::BenchConfig> toConfig(const RawOptions& r) {
   CCSCOPE_RETURN_IF_ERROR(parseTransportOptions(r, c));
   c.interleave = r.interleave;
   c.root = r.root;
-  if (r.nccl_register < 0 || r.nccl_register > 2)
-    return Status(
-        core::Code::kInvalidArgument,
-        fmt::format("-R takes 0 (none), 1 (local) or 2 (symmetric), not {}", r.nccl_register));
-  if (r.nccl_register != 0 &&
-      (c.transport != "nccl" ||
-       std::find(c.algorithms.begin(), c.algorithms.end(), "native") == c.algorithms.end()))
-    return Status(core::Code::kInvalidArgument,
-                  "-R registers the buffers of NCCL's own collectives: it needs --transport nccl "
-                  "--algo native");
-  c.nccl_register = r.nccl_register;
-  if (r.graph_launches < 0)
-    return Status(
-        core::Code::kInvalidArgument,
-        fmt::format("-G takes a number of graph launches (0: none), not {}", r.graph_launches));
-  if (r.graph_launches > 0 &&
-      (c.transport != "nccl" || c.algorithms != std::vector<std::string>{"native"}))
-    return Status(core::Code::kInvalidArgument,
-                  "-G captures NCCL's own collectives into CUDA graphs: it needs --transport "
-                  "nccl --algo native (our schedules wait on the host between steps)");
-  c.graph_launches = r.graph_launches;
+  CCSCOPE_RETURN_IF_ERROR(parseNcclModes(r.nccl, c));
   CCSCOPE_RETURN_IF_ERROR(parseDeviceOptions(r, c));
   c.a2av = r.a2av;
   if (c.collective == collectives::Collective::kAlltoallv) {
@@ -308,16 +288,6 @@ int run(const RawOptions& raw) {
 
 }  // namespace
 
-// nccl-tests' options for NCCL's own collectives, by nccl-tests' letters.
-void addNcclOptions(CLI::App& b, RawOptions& raw) {
-  b.add_option("-R,--local_register", raw.nccl_register,
-               "--transport nccl --algo native, buffers from ncclMemAlloc: 0 not registered "
-               "(default), 1 ncclCommRegister, 2 symmetric windows (ncclCommWindowRegister)");
-  b.add_option("-G,--cudagraph", raw.graph_launches,
-               "--transport nccl --algo native: capture each size's timed iterations into a CUDA "
-               "graph and launch it this many times (default 0: no graphs)");
-}
-
 Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   auto raw = std::make_shared<RawOptions>();
   raw->job.argv = argv;
@@ -362,7 +332,7 @@ Command addBenchCommand(CLI::App& root, const std::vector<std::string>& argv) {
   b->add_option("--segment", raw->segment, "Pipeline segment size (default: from the size)");
   b->add_option("--hugepages", raw->hugepages,
                 "on: host buffers from 2 MiB on transparent huge pages (default); off: base pages");
-  addNcclOptions(*b, *raw);
+  addNcclModeOptions(*b, raw->nccl);
   addLaunchOptions(*b, raw->launch);
   b->add_option("--ifname", raw->ifname, "tcp: network interface to use");
   b->add_option("--tcp-streams", raw->tcp_streams, "tcp: connections per peer")

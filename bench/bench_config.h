@@ -31,6 +31,10 @@ struct BenchConfig {
   // -G N (nccl-tests' letter): the timed back-to-back iterations of each leg captured into one
   // CUDA graph, launched N times; checked runs come out of a graph too. 0: no graphs.
   int graph_launches = 0;
+  // -z (nccl-tests' letter): 2 waits for each back-to-back iteration before the next (every
+  // backend); 0 enqueues a leg's iterations without waiting between them and waits once at the
+  // end (nccl-tests' default; backends that can enqueue, i.e. --algo native).
+  int blocking = 2;
   uint64_t min_bytes = 8;
   uint64_t max_bytes = 64ull << 20;
   double factor = 2;  // multiplicative step (-f)

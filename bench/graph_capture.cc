@@ -46,4 +46,22 @@ Status launchCaptured(collectives::CollectiveBackend& b, int iters, int launches
   return s;
 }
 
+Status enqueueAndDrain(collectives::CollectiveBackend& b, bool in_place, int iters,
+                       double timeout_s, bool* skip_one) {
+  collectives::DeviceRuntime* d = b.device();
+  if (!d || !b.capturable())
+    return Status(core::Code::kUnsupported, "-z 0: this backend cannot enqueue without waiting");
+  CCSCOPE_RETURN_IF_ERROR(d->mark(0));
+  for (int i = 0; i < iters; ++i) {
+    if (skip_one && *skip_one) {
+      *skip_one = false;
+      continue;
+    }
+    CCSCOPE_RETURN_IF_ERROR(b.enqueue(in_place, Deadline::afterSeconds(timeout_s)));
+  }
+  CCSCOPE_RETURN_IF_ERROR(d->mark(1));
+  return b.drain(Deadline::afterSeconds(timeout_s * std::max(1, iters)),
+                 [d] { return d->passed(1); });
+}
+
 }  // namespace ccscope::bench

@@ -1,5 +1,6 @@
 // bench -G: collectives captured from a backend's device stream into one CUDA graph, then the
-// graph launched and waited for, as nccl-tests' CUDA-graph mode does.
+// graph launched and waited for, as nccl-tests' CUDA-graph mode does; and bench -z 0:
+// collectives enqueued on the stream back to back, waited for once.
 #pragma once
 
 #include "collectives/collective_backend.h"
@@ -18,5 +19,10 @@ core::Status captureCollectives(collectives::CollectiveBackend& b, bool in_place
 // released afterwards, whatever happened.
 core::Status launchCaptured(collectives::CollectiveBackend& b, int iters, int launches,
                             double timeout_s);
+
+// -z 0: `iters` collectives enqueued (CollectiveBackend::enqueue) without waiting, between the
+// device's marks 0 and 1, then drained once under --timeout for each. `skip_one` as above.
+core::Status enqueueAndDrain(collectives::CollectiveBackend& b, bool in_place, int iters,
+                             double timeout_s, bool* skip_one = nullptr);
 
 }  // namespace ccscope::bench

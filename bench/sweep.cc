@@ -72,6 +72,8 @@ class SizeRunner {
     // Back-to-back iterations: the mean per operation (what nccl-tests reports).
     if (graphs()) {
       CCSCOPE_RETURN_IF_ERROR(graphLeg(op, p, in_place, to - from));
+    } else if (cfg_.blocking == 0) {
+      CCSCOPE_RETURN_IF_ERROR(enqueuedLeg(p, in_place, to - from));
     } else {
       CCSCOPE_RETURN_IF_ERROR(b_.barrier(opDeadline()));
       CCSCOPE_RETURN_IF_ERROR(mark(0));
@@ -180,6 +182,16 @@ class SizeRunner {
     CCSCOPE_RETURN_IF_ERROR(mark(1));
     CCSCOPE_ASSIGN_OR_RETURN(double dev_us, deviceUs(0, 1));
     p.device_us += dev_us / cfg_.graph_launches;
+    return Status::ok();
+  }
+  // The back-to-back part of a leg with -z 0, timed from the first enqueue to the drain.
+  Status enqueuedLeg(Partial& p, bool in_place, int iters) {
+    CCSCOPE_RETURN_IF_ERROR(b_.barrier(opDeadline()));
+    const int64_t t0 = core::nowNs();
+    CCSCOPE_RETURN_IF_ERROR(enqueueAndDrain(b_, in_place, iters, cfg_.timeout_s, &skip_next_));
+    p.back_to_back_ns += core::nowNs() - t0;
+    CCSCOPE_ASSIGN_OR_RETURN(double dev_us, deviceUs(0, 1));
+    p.device_us += dev_us;
     return Status::ok();
   }
   // Device timing: marks on the GPU's stream; nothing for host buffers.

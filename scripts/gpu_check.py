@@ -15,7 +15,7 @@ timed and each with its own status (pass, fail, or skip with the reason):
   fault             tests/mp/faults_test.py `fault kill T 4 2` with --device cuda over cuda-ipc
                     and shm: the survivors exit 3 within --timeout + 5 s, naming the victim
   nccl-faults       NCCL's allreduce with -R 1 and -R 2; allreduce and alltoall in CUDA graphs
-                    (-G 4, checked); a wrong NCCL_SOCKET_IFNAME (exit 2 or 3 and the
+                    (-G 4, checked); allreduce with -z 0 (checked); a wrong NCCL_SOCKET_IFNAME (exit 2 or 3 and the
                     host-network verdict from NCCL's log); np 2 with an NCCL_HOSTID per rank;
                     then rank 1 of those two SIGKILLed: rank 0 exits 3 within --timeout + 5 s,
                     naming rank 1

@@ -60,13 +60,14 @@ def case_register(r, exe, scratch, mode):
     return c
 
 
-def case_graph(r, exe, scratch, coll):
-    """-G: the timed iterations captured into a CUDA graph, and the checked run out of one."""
-    js = fresh(os.path.join(scratch, f"graph.{coll}.jsonl"))
-    argv = [exe, "bench", coll, "--np", "1", "--transport", "nccl", "--algo", "native", "-G", "4",
-            *SMALL, "--json", js]
+def case_mode(r, exe, scratch, coll, flag, value, name):
+    """-G N (timed iterations captured into a CUDA graph, the checked run out of one) or -z 0
+    (timed iterations enqueued without waiting, drained once): rows, checked."""
+    js = fresh(os.path.join(scratch, f"mode{flag}{value}.{coll}.jsonl"))
+    argv = [exe, "bench", coll, "--np", "1", "--transport", "nccl", "--algo", "native", flag,
+            str(value), *SMALL, "--json", js]
     res = run(argv, min(CASE_LIMIT_S, r.left()), r.path("nccl-faults.log"))
-    return judged(f"CUDA graphs -G 4, {coll}", res, rows_of(js))
+    return judged(f"{name} {flag} {value}, {coll}", res, rows_of(js))
 
 
 def case_ifname(r, exe, scratch):
@@ -204,8 +205,12 @@ def step_nccl_faults(r, a):
     cases, t0 = [], time.monotonic()
     plan = [("register -R 1", lambda: case_register(r, exe, scratch, 1), 15),
             ("register -R 2", lambda: case_register(r, exe, scratch, 2), 15),
-            ("CUDA graphs, allreduce", lambda: case_graph(r, exe, scratch, "allreduce"), 15),
-            ("CUDA graphs, alltoall", lambda: case_graph(r, exe, scratch, "alltoall"), 15),
+            ("CUDA graphs, allreduce",
+             lambda: case_mode(r, exe, scratch, "allreduce", "-G", 4, "CUDA graphs"), 15),
+            ("CUDA graphs, alltoall",
+             lambda: case_mode(r, exe, scratch, "alltoall", "-G", 4, "CUDA graphs"), 15),
+            ("non-blocking, allreduce",
+             lambda: case_mode(r, exe, scratch, "allreduce", "-z", 0, "non-blocking"), 15),
             ("wrong NCCL_SOCKET_IFNAME", lambda: case_ifname(r, exe, scratch), 10),
             ("np 2 on one GPU", lambda: case_pair(r, exe, scratch), 25)]
     for name, fn, need in plan:

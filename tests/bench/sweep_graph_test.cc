@@ -129,10 +129,10 @@ class GraphBackend final : public DeviceBackend {
  public:
   explicit GraphBackend(GraphDevice& d) : DeviceBackend(d, "native") {}
   bool capturable() const override { return true; }
+  // Into the graph inside a capture; straight onto the stream outside one (-z 0).
   Status enqueue(bool, core::Deadline) override {
-    if (!dev().capturing) return Status(core::Code::kInternal, "enqueued outside a capture");
     if (fail_enqueue) return Status(core::Code::kRemoteError, "peer gone");
-    ++dev().graph;
+    ++(dev().capturing ? dev().graph : dev().queued);
     ++enqueued;
     return Status::ok();
   }
@@ -201,6 +201,41 @@ TEST(SweepGraphTest, AFailedEnqueueStillEndsTheCaptureAndFailsTheSweep) {
   EXPECT_FALSE(dev.capturing);
   EXPECT_FALSE(dev.kept);  // a failed capture is not instantiated
   EXPECT_EQ(dev.launches, 0);
+}
+
+// -z 0: each leg's back-to-back iterations enqueued without waiting and drained once, timed per
+// collective over the whole leg; no graph anywhere, and the checked run waits as usual.
+TEST(SweepGraphTest, NonBlockingEnqueuesTheLegAndDrainsItOnce) {
+  BenchConfig cfg = smallSweep();
+  cfg.in_place = false;
+  cfg.iters = 4;
+  cfg.checks = 1;
+  cfg.blocking = 0;
+  GraphDevice dev;
+  dev.per_run = std::chrono::microseconds(2000);
+  GraphBackend b(dev);
+  Rows rows;
+  ASSERT_TRUE(runSweep(cfg, {&b}, rows, noCheck).isOk());
+  ASSERT_EQ(rows.all.size(), 1u);
+  EXPECT_EQ(dev.captures, 0);
+  EXPECT_EQ(dev.launches, 0);
+  EXPECT_EQ(b.enqueued, cfg.iters);
+  EXPECT_EQ(b.drains, 1);
+  EXPECT_EQ(dev.ran, cfg.iters);
+  EXPECT_EQ(b.runs, cfg.checks + cfg.iters);  // the checked run and the barrier-separated series
+  // Four collectives of 2 ms drained at once: 2 ms each, not 8 nor 0.5.
+  EXPECT_GE(rows.all[0].time_us, 1900);
+  EXPECT_LT(rows.all[0].time_us, 4000);
+}
+
+TEST(SweepGraphTest, NonBlockingRefusesABackendThatCannotEnqueue) {
+  BenchConfig cfg = smallSweep();
+  cfg.blocking = 0;
+  GraphDevice dev;
+  DeviceBackend b(dev, "ring");
+  Rows rows;
+  EXPECT_EQ(runSweep(cfg, {&b}, rows, noCheck).status().code(), core::Code::kUnsupported);
+  EXPECT_EQ(b.runs, 0);
 }
 
 // A backend that says it cannot be captured (our schedules) is refused, not run uncaptured.

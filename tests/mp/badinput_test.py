@@ -94,6 +94,10 @@ def bad_nccl_lines(binary):
                                        "ring,native", "-G", "2"), ["-G", "--algo native"]),
         "bad_graph": (bench(binary, "--np", "2", "--transport", "nccl", "--algo", "native",
                             "-G", "-1"), ["-G", "-1"]),
+        "nonblocking_without_native": (bench(binary, "--np", "2", "--transport", "tcp", "-z",
+                                             "0"), ["-z 0", "--algo native"]),
+        "bad_blocking": (bench(binary, "--np", "2", "--transport", "nccl", "--algo", "native",
+                               "-z", "1"), ["-z", "not 1"]),
     }
 
 

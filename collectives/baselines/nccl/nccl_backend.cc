@@ -135,9 +135,10 @@ class NcclBackend final : public CollectiveBackend {
   }
   bool capturable() const override { return true; }
   Status enqueue(bool in_place, core::Deadline d) override { return call(in_place, d, false); }
-  // One flight-recorder entry per drained launch: its collectives ran inside the graph.
+  // One flight-recorder entry per drain (a graph launch, or a -z 0 leg): its collectives ran
+  // on the stream without the host waiting on each.
   Status drain(core::Deadline d, const std::function<core::Result<bool>()>& passed) override {
-    return recordedCall(recorder_, cfg_, "native-graph",
+    return recordedCall(recorder_, cfg_, "native-drain",
                         [&] { return c_.waitUntil(ncclCallName(cfg_.collective), passed, d); });
   }
   Status barrier(core::Deadline d) override { return harness_->barrier(d); }
