@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "app/cli_options.h"
+#include "app/failure_report.h"
 #include "app/job_launch.h"
 #include "app/nccl_modes.h"
 #include "app/rank_job.h"
@@ -269,21 +270,22 @@ int run(const RawOptions& raw) {
     return usageError(
         "--transport mpi runs under mpirun, e.g. mpirun --allow-run-as-root --oversubscribe -np 4 "
         "ccscope bench allreduce --transport mpi");
-  return launchOrRun(
-      toLaunchOptions(raw.launch, cfg->timeout_s), job->argv, [&](const launch::LaunchInfo& info) {
-        if (cfg->root >= info.size) {
-          if (info.rank == 0)
-            std::fprintf(stderr, "ccscope: error: --root %d is not a rank (0..%d)\n", cfg->root,
-                         info.size - 1);
-          return static_cast<int>(kExitUsage);
-        }
-        if (Status s = checkBufferMemory(*cfg, info); !s.isOk()) {
-          if (info.local_rank == 0)
-            std::fprintf(stderr, "ccscope: error: rank %d: %s\n", info.rank, s.message().c_str());
-          return static_cast<int>(kExitUsage);
-        }
-        return runBenchRank(*cfg, *job, info);
-      });
+  LaunchOptions lo = toLaunchOptions(raw.launch, cfg->timeout_s);
+  if (cfg->transport == "nccl") lo.on_failed_job = reportNcclLogsOfJob;
+  return launchOrRun(lo, job->argv, [&](const launch::LaunchInfo& info) {
+    if (cfg->root >= info.size) {
+      if (info.rank == 0)
+        std::fprintf(stderr, "ccscope: error: --root %d is not a rank (0..%d)\n", cfg->root,
+                     info.size - 1);
+      return static_cast<int>(kExitUsage);
+    }
+    if (Status s = checkBufferMemory(*cfg, info); !s.isOk()) {
+      if (info.local_rank == 0)
+        std::fprintf(stderr, "ccscope: error: rank %d: %s\n", info.rank, s.message().c_str());
+      return static_cast<int>(kExitUsage);
+    }
+    return runBenchRank(*cfg, *job, info);
+  });
 }
 
 }  // namespace

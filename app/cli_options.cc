@@ -20,7 +20,7 @@ void addLaunchOptions(CLI::App& sub, LaunchFlags& f) {
 }
 
 LaunchOptions toLaunchOptions(const LaunchFlags& f, double timeout_s) {
-  return LaunchOptions{f.np, timeout_s, f.store, f.store_bind, f.store_port};
+  return LaunchOptions{f.np, timeout_s, f.store, f.store_bind, f.store_port, {}};
 }
 
 void addReportOptions(CLI::App& sub, ReportFlags& f) {

@@ -1,6 +1,7 @@
 #include "app/failure_report.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -195,6 +196,21 @@ int reportFailure(const Status& s, const FailureContext& ctx) {
                    path.c_str());
   }
   return code;
+}
+
+void reportNcclLogsOfJob(const std::vector<int>& rank_pids) {
+#ifdef CCSCOPE_HAVE_ANALYZE
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  std::vector<std::string> logs;
+  for (size_t r = 0; r < rank_pids.size(); ++r)
+    logs.push_back(diagnostics::ncclDebugPath(static_cast<int>(r), rank_pids[r], host));
+  if (auto d = diagnostics::diagnoseNcclLogs(logs))
+    std::fprintf(stderr, "ccscope: diagnosis from the NCCL logs of all %zu ranks (%s, ...): %s",
+                 logs.size(), logs.front().c_str(), diagnostics::renderDiagnosis(*d).c_str());
+#else
+  (void)rank_pids;
+#endif
 }
 
 }  // namespace ccscope::app

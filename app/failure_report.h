@@ -37,4 +37,8 @@ int exitCodeFor(const core::Status& s);
 // if any); returns the exit code.
 int reportFailure(const core::Status& s, const FailureContext& ctx);
 
+// As the local launcher of a failed NCCL job: the analyzer's verdict on every rank's NCCL log
+// read together (each rank reads only its own), on stderr.
+void reportNcclLogsOfJob(const std::vector<int>& rank_pids);
+
 }  // namespace ccscope::app

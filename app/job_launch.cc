@@ -85,11 +85,14 @@ int launchOrRun(const LaunchOptions& o, const std::vector<std::string>& argv,
   lo.op_timeout_s = o.timeout_s;
   if (o.store_port >= 0) lo.port = o.store_port;
   if (!o.store_bind.empty()) lo.bind_host = o.store_bind;
+  std::vector<int> pids;
+  lo.rank_pids = &pids;
   auto rc = launch::runLocalRanks(lo, argv);
   if (!rc) {
     std::fprintf(stderr, "ccscope: error: %s\n", rc.status().message().c_str());
     return rc.status().code() == core::Code::kInvalidArgument ? kExitUsage : kExitFailed;
   }
+  if (*rc != 0 && o.on_failed_job) o.on_failed_job(pids);
   return *rc;
 }
 

@@ -19,6 +19,8 @@ struct LaunchOptions {
   std::string store;       // --store HOST:PORT
   std::string store_bind;  // --store-bind
   int store_port = -1;     // --store-port
+  // As the local launcher: called with the ranks' pids (by rank) when the job failed.
+  std::function<void(const std::vector<int>& rank_pids)> on_failed_job;
 };
 
 bool launchedExternally();

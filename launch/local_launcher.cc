@@ -172,6 +172,7 @@ core::Result<int> runLocalRanks(const LocalLaunchOptions& opts,
   for (int r = 0; r < opts.np; ++r) {
     kids[r].rank = r;
     kids[r].pid = spawnRank(argv, r, opts.np, store, token);
+    if (opts.rank_pids) opts.rank_pids->push_back(kids[r].pid);
   }
   RankReaper(*server, kids, opts.op_timeout_s).waitAll();
   int worst = 0;

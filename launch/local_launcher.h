@@ -14,7 +14,8 @@ struct LocalLaunchOptions {
   int np = 1;
   double op_timeout_s = 60;  // after a rank fails, the rest get this + a grace period
   std::string bind_host = "127.0.0.1";
-  int port = 0;  // 0: ephemeral
+  int port = 0;                           // 0: ephemeral
+  std::vector<int>* rank_pids = nullptr;  // where set: filled with each rank's pid, by rank
 };
 
 // Exit status of the job: the most severe rank exit code (signals count as a hang, 3).

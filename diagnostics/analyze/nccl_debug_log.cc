@@ -32,18 +32,29 @@ std::string expandNcclDebugFile(const std::string& pattern, const std::string& h
   return out;
 }
 
+namespace {
+bool operatorsFile() {
+  const char* set = std::getenv("NCCL_DEBUG_FILE");
+  return set && *set;
+}
+}  // namespace
+
+std::string ncclDebugPath(int rank, long pid, const std::string& host) {
+  if (operatorsFile()) return expandNcclDebugFile(std::getenv("NCCL_DEBUG_FILE"), host, pid);
+  const char* dir = std::getenv("CCSCOPE_DUMP_DIR");
+  return fmt::format("{}/ccscope-nccl-r{}-{}.log", dir && *dir ? dir : "/tmp", rank, pid);
+}
+
 NcclDebugRoute routeNcclDebugOutput(int rank) {
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   const long pid = static_cast<long>(getpid());
+  std::string path = ncclDebugPath(rank, pid, host);
   // Only where unset: an operator's NCCL_DEBUG=TRACE or own file pattern stays as it is.
-  if (const char* set = std::getenv("NCCL_DEBUG_FILE"); set && *set) {
+  if (operatorsFile()) {
     setenv("NCCL_DEBUG", "INFO", 0);
-    return {expandNcclDebugFile(set, host, pid), false};
+    return {path, false};
   }
-  const char* dir = std::getenv("CCSCOPE_DUMP_DIR");
-  std::string path =
-      fmt::format("{}/ccscope-nccl-r{}-{}.log", dir && *dir ? dir : "/tmp", rank, pid);
   if (!std::ofstream(path)) return {};  // NCCL would print to stdout, into the table
   setenv("NCCL_DEBUG", "INFO", 0);
   setenv("NCCL_DEBUG_FILE", path.c_str(), 1);
@@ -54,6 +65,18 @@ std::optional<reports::Diagnosis> diagnoseNcclLog(const std::string& path) {
   struct stat st {};
   if (path.empty() || stat(path.c_str(), &st) != 0 || st.st_size == 0) return std::nullopt;
   auto result = analyzeInputs({path}, {});
+  if (!result || !result->diagnosis.conclusive) return std::nullopt;
+  return std::move(result->diagnosis);
+}
+
+std::optional<reports::Diagnosis> diagnoseNcclLogs(const std::vector<std::string>& paths) {
+  std::vector<std::string> written;
+  for (const std::string& p : paths) {
+    struct stat st {};
+    if (!p.empty() && stat(p.c_str(), &st) == 0 && st.st_size > 0) written.push_back(p);
+  }
+  if (written.size() < 2) return std::nullopt;
+  auto result = analyzeInputs(written, {});
   if (!result || !result->diagnosis.conclusive) return std::nullopt;
   return std::move(result->diagnosis);
 }

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "reports/diagnosis.h"
 
@@ -28,8 +29,17 @@ NcclDebugRoute routeNcclDebugOutput(int rank);
 // dot, "%p": pid, "%%": "%").
 std::string expandNcclDebugFile(const std::string& pattern, const std::string& host, long pid);
 
+// Where rank `rank`, process `pid` on `host`, has its NCCL log under the same environment:
+// NCCL_DEBUG_FILE's pattern expanded where the operator set one, else ccscope's own file. What
+// routeNcclDebugOutput chose in the rank, as the launcher that started it can work it out.
+std::string ncclDebugPath(int rank, long pid, const std::string& host);
+
 // The analyzer's verdict on one rank's NCCL log (the built-in rules); nullopt where the file is
 // missing or empty, or the analyzer found nothing conclusive in it.
 std::optional<reports::Diagnosis> diagnoseNcclLog(const std::string& path);
+
+// The same on several ranks' logs read together, so that the culprit is named among them;
+// nullopt where fewer than two of them have anything in them, or nothing is conclusive.
+std::optional<reports::Diagnosis> diagnoseNcclLogs(const std::vector<std::string>& paths);
 
 }  // namespace ccscope::diagnostics

@@ -13,32 +13,41 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace ccscope::diagnostics {
 namespace {
 
 namespace fs = std::filesystem;
 
-// In a child (NCCL reads its environment once per process): route NCCL_DEBUG, pick the
-// interface, and ask NCCL for a unique id. Returns the log path the child wrote and its result.
-std::pair<std::string, int> uniqueIdInChild(const fs::path& dir, const char* ifname) {
-  const fs::path path_file = dir / "path";
+struct ChildRun {
+  std::string path;  // the log the child routed NCCL's output to
+  int rc = -1;       // ncclGetUniqueId's result
+  pid_t pid = -1;
+};
+
+// In a child (NCCL reads its environment once per process) as rank `rank`: route NCCL_DEBUG,
+// pick the interface, and ask NCCL for a unique id.
+ChildRun uniqueIdInChild(const fs::path& dir, const char* ifname, int rank = 3) {
+  const fs::path path_file = dir / ("path" + std::to_string(rank));
   const pid_t pid = fork();
   if (pid == 0) {
     setenv("CCSCOPE_DUMP_DIR", dir.c_str(), 1);
     unsetenv("NCCL_DEBUG_FILE");
     unsetenv("NCCL_DEBUG");
     setenv("NCCL_SOCKET_IFNAME", ifname, 1);
-    std::ofstream(path_file) << routeNcclDebugOutput(3).path;
+    std::ofstream(path_file) << routeNcclDebugOutput(rank).path;
     ncclUniqueId id;
     _exit(static_cast<int>(ncclGetUniqueId(&id)));
   }
   int status = 0;
   waitpid(pid, &status, 0);
   std::ifstream in(path_file);
-  std::string path;
-  std::getline(in, path);
-  return {path, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
+  ChildRun run;
+  std::getline(in, run.path);
+  run.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.pid = pid;
+  return run;
 }
 
 std::string readAll(const std::string& path) {
@@ -61,7 +70,7 @@ class NcclDebugLogTest : public ::testing::Test {
 };
 
 TEST_F(NcclDebugLogTest, AWrongSocketInterfaceIsAHostNetworkVerdictFromNcclsOwnLog) {
-  auto [path, rc] = uniqueIdInChild(dir_, "ccscope-no-such-if0");
+  auto [path, rc, pid] = uniqueIdInChild(dir_, "ccscope-no-such-if0");
   EXPECT_EQ(rc, static_cast<int>(ncclInvalidUsage));
   EXPECT_EQ(fs::path(path).parent_path(), dir_);
   EXPECT_NE(path.find("ccscope-nccl-r3-"), std::string::npos) << path;
@@ -75,10 +84,35 @@ TEST_F(NcclDebugLogTest, AWrongSocketInterfaceIsAHostNetworkVerdictFromNcclsOwnL
 }
 
 TEST_F(NcclDebugLogTest, AHealthyBootstrapLeavesALogWithNothingConclusive) {
-  auto [path, rc] = uniqueIdInChild(dir_, "lo");
+  auto [path, rc, pid] = uniqueIdInChild(dir_, "lo");
   ASSERT_EQ(rc, 0) << readAll(path);
   EXPECT_NE(readAll(path).find("NCCL INFO"), std::string::npos);
   EXPECT_FALSE(diagnoseNcclLog(path).has_value());
+}
+
+// The launcher of a failed job finds each rank's log from the rank's pid alone, and reads them
+// together: the one rank whose NCCL failed is the verdict, with its log as the evidence.
+TEST_F(NcclDebugLogTest, TheLauncherReadsEveryRanksLogTogether) {
+  const ChildRun ok = uniqueIdInChild(dir_, "lo", 0);
+  const ChildRun bad = uniqueIdInChild(dir_, "ccscope-no-such-if0", 1);
+  ASSERT_EQ(ok.rc, 0);
+  ASSERT_EQ(bad.rc, static_cast<int>(ncclInvalidUsage));
+  setenv("CCSCOPE_DUMP_DIR", dir_.c_str(), 1);
+  unsetenv("NCCL_DEBUG_FILE");
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  const std::vector<std::string> logs{ncclDebugPath(0, ok.pid, host),
+                                      ncclDebugPath(1, bad.pid, host)};
+  EXPECT_EQ(logs[0], ok.path);
+  EXPECT_EQ(logs[1], bad.path);
+  auto d = diagnoseNcclLogs(logs);
+  unsetenv("CCSCOPE_DUMP_DIR");
+  ASSERT_TRUE(d.has_value()) << readAll(bad.path);
+  EXPECT_EQ(d->layer, core::Layer::kHostNetwork) << d->verdict;
+  ASSERT_FALSE(d->evidence.empty());
+  EXPECT_EQ(d->evidence.front().file, bad.path);
+  // One log alone is the rank's own diagnosis, not the launcher's.
+  EXPECT_FALSE(diagnoseNcclLogs({bad.path, dir_ / "missing.log"}).has_value());
 }
 
 TEST(NcclDebugFilePattern, AnUnwritableDirectoryLeavesNcclAsItWas) {
