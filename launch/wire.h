@@ -14,7 +14,7 @@
 namespace ccscope::launch {
 
 inline constexpr uint32_t kStoreMagic = 0x43435354;  // "CCST"
-inline constexpr uint16_t kStoreVersion = 2;
+inline constexpr uint16_t kStoreVersion = 3;
 inline constexpr uint32_t kMaxFrame = 64u << 20;
 
 enum class MsgType : uint16_t {
@@ -29,7 +29,7 @@ enum class MsgType : uint16_t {
   kAbort,        // reason: this rank is giving up
   kHealth,       // id                 -> kHealthReply
   kHealthReply,  // id, count, {rank, state, ms since heartbeat, ms since change, host, note,
-                 //   progress, address seen, host key, address sent}*
+                 //   progress, address seen, host key, address sent, end signal}*
   kBye,          // clean shutdown
 };
 

@@ -41,7 +41,7 @@ Diagnosis make(Layer layer, std::string verdict, std::string next) {
 // " (signal 9, Killed)" where the launcher saw what ended the rank.
 std::string endedBy(const RankHealth& h) {
   if (h.end_signal <= 0) return "";
-  const char* what = sigdescr_np(h.end_signal);
+  const char* what = strsignal(h.end_signal);  // glibc before 2.32 has no sigdescr_np
   return fmt::format(" (signal {}, {})", h.end_signal, what ? what : "unknown");
 }
 

@@ -63,6 +63,8 @@ core::Result<Request> UcxTransport::doPost(Dir dir, int peer, uint32_t tag,
     if (!queued) return p.gone_why;
   }
   CCSCOPE_ASSIGN_OR_RETURN(Request q, table_->open(dir, peer, tag, view.base(), view.len()));
+  // The slot's last request may still be in UCX (see staleCallback): it is not this one's.
+  ucx_req_[q.slot] = nullptr;
   if (dir == Dir::kRecv) {
     if (!p.swallow.empty() || !p.held.empty()) {
       p.held.push_back(q.slot);  // behind a late message that may still be swallowed
