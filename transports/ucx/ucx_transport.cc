@@ -45,6 +45,11 @@ Status UcxTransport::openContext() {
     // Set only where the transport is in play: UCX warns about variables nothing read.
     if (named("all") || named("sm") || named("posix")) setenv("UCX_POSIX_ERROR_HANDLING", "y", 0);
     if (named("all") || named("sm") || named("sysv")) setenv("UCX_SYSV_ERROR_HANDLING", "y", 0);
+    // In this mode a rendezvous lane's memory domain must offer invalidation, which cma's does
+    // only when told to (it then only claims it): without it every large message crosses the
+    // shared-memory FIFO twice, at half cma's speed. What a claim without invalidation leaves
+    // is a peer being aborted reading a send buffer a moment more (docs/performance.md).
+    if (named("all") || named("sm") || named("cma")) setenv("UCX_CMA_MEMORY_INVALIDATE", "y", 0);
     // A dead peer on shared memory is noticed only by keepalive (20 s by default in 1.13): once
     // a second keeps the notice well inside a collective's deadline.
     setenv("UCX_KEEPALIVE_INTERVAL", "1s", 0);
