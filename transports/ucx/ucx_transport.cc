@@ -120,39 +120,59 @@ Status UcxTransport::exchangeAddresses(launch::Bootstrap& bs, core::Deadline dea
 // no sequence number.
 Status UcxTransport::wireUp(core::Deadline deadline) {
   static const uint64_t kHelloWord = 0;
+  struct Hello {
+    void* req;
+    int peer;
+    const char* dir;
+  };
   std::vector<uint64_t> in(size_);
-  std::vector<void*> reqs;
+  std::vector<Hello> reqs;
   Status st;
-  auto track = [&](ucs_status_ptr_t r) {
-    if (UCS_PTR_IS_ERR(r) && st.isOk()) st = ucxStatus("wire-up hello", UCS_PTR_STATUS(r));
-    if (UCS_PTR_IS_PTR(r)) reqs.push_back(r);
+  auto failed = [&](ucs_status_t s, int peer, const char* dir) {
+    if (st.isOk())
+      st = ucxStatus("wire-up hello", s)
+               .withPeer(peer)
+               .prepend(fmt::format("{} rank {}", dir, peer));
+  };
+  auto track = [&](ucs_status_ptr_t r, int peer, const char* dir) {
+    if (UCS_PTR_IS_ERR(r)) failed(UCS_PTR_STATUS(r), peer, dir);
+    if (UCS_PTR_IS_PTR(r)) reqs.push_back({r, peer, dir});
   };
   ucp_request_param_t prm{};
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
     track(ucp_tag_recv_nbx(worker_, &in[p], sizeof in[p], static_cast<uint64_t>(p) << kRankShift,
-                           kCtrlBit | kRankMask, &prm));
+                           kCtrlBit | kRankMask, &prm),
+          p, "from");
     track(ucp_tag_send_nbx(peers_[p].ep, &kHelloWord, sizeof kHelloWord,
-                           static_cast<uint64_t>(rank_) << kRankShift, &prm));
+                           static_cast<uint64_t>(rank_) << kRankShift, &prm),
+          p, "to");
     sendControl(p, Ctrl{CtrlKind::kHello, 0, 0, 0});
   }
   auto pending = [&] {
-    for (void* r : reqs) {
-      ucs_status_t s = ucp_request_check_status(r);
-      if (s == UCS_INPROGRESS) return true;
-      if (s != UCS_OK && st.isOk()) st = ucxStatus("wire-up hello", s);
+    bool any = false;
+    for (const Hello& h : reqs) {
+      ucs_status_t s = ucp_request_check_status(h.req);
+      if (s == UCS_INPROGRESS) any = true;
+      if (s != UCS_OK && s != UCS_INPROGRESS) failed(s, h.peer, h.dir);
     }
-    return ctrl_inflight_ > 0 || hellos_ < size_ - 1;
+    return any || ctrl_inflight_ > 0 || hellos_ < size_ - 1;
   };
   while (st.isOk() && pending() && !deadline.expired()) ucp_worker_progress(worker_);
-  if (st.isOk() && pending())
+  if (st.isOk() && pending()) {
+    std::string waiting;
+    for (const Hello& h : reqs)
+      if (ucp_request_check_status(h.req) == UCS_INPROGRESS)
+        waiting += fmt::format("{}{} rank {}", waiting.empty() ? "" : ", ", h.dir, h.peer);
     st = Status(Code::kDeadlineExceeded,
-                fmt::format("ucx: endpoints not wired up before the deadline ({} of {} hellos)",
-                            hellos_, size_ - 1))
+                fmt::format("ucx: endpoints not wired up before the deadline ({} of {} control "
+                            "hellos; data hellos still under way: {})",
+                            hellos_, size_ - 1, waiting.empty() ? "none" : waiting))
              .withLayer(Layer::kBootstrap);
-  for (void* r : reqs) {
-    if (ucp_request_check_status(r) == UCS_INPROGRESS) ucp_request_cancel(worker_, r);
-    ucp_request_free(r);
+  }
+  for (const Hello& h : reqs) {
+    if (ucp_request_check_status(h.req) == UCS_INPROGRESS) ucp_request_cancel(worker_, h.req);
+    ucp_request_free(h.req);
   }
   return st;
 }
