@@ -198,18 +198,24 @@ int reportFailure(const Status& s, const FailureContext& ctx) {
   return code;
 }
 
-void reportNcclLogsOfJob(const std::vector<int>& rank_pids) {
+void reportNcclLogsOfJob(const std::vector<int>& rank_pids, std::time_t started) {
 #ifdef CCSCOPE_HAVE_ANALYZE
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   std::vector<std::string> logs;
   for (size_t r = 0; r < rank_pids.size(); ++r)
     logs.push_back(diagnostics::ncclDebugPath(static_cast<int>(r), rank_pids[r], host));
-  if (auto d = diagnostics::diagnoseNcclLogs(logs))
-    std::fprintf(stderr, "ccscope: diagnosis from the NCCL logs of all %zu ranks (%s, ...): %s",
-                 logs.size(), logs.front().c_str(), diagnostics::renderDiagnosis(*d).c_str());
+  size_t read = 0;
+  if (auto d = diagnostics::diagnoseNcclLogs(logs, started, &read))
+    std::fprintf(stderr,
+                 "ccscope: diagnosis from the NCCL logs of %zu of %zu ranks, read together "
+                 "(%s): %s",
+                 read, logs.size(),
+                 d->evidence.empty() ? logs.front().c_str() : d->evidence.front().file.c_str(),
+                 diagnostics::renderDiagnosis(*d).c_str());
 #else
   (void)rank_pids;
+  (void)started;
 #endif
 }
 

@@ -3,6 +3,7 @@
 // dump the flight recorder, and append the diagnosis to the JSON Lines file (rank 0).
 #pragma once
 
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,6 @@ int reportFailure(const core::Status& s, const FailureContext& ctx);
 
 // As the local launcher of a failed NCCL job: the analyzer's verdict on every rank's NCCL log
 // read together (each rank reads only its own), on stderr.
-void reportNcclLogsOfJob(const std::vector<int>& rank_pids);
+void reportNcclLogsOfJob(const std::vector<int>& rank_pids, std::time_t started);
 
 }  // namespace ccscope::app

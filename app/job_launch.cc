@@ -87,12 +87,13 @@ int launchOrRun(const LaunchOptions& o, const std::vector<std::string>& argv,
   if (!o.store_bind.empty()) lo.bind_host = o.store_bind;
   std::vector<int> pids;
   lo.rank_pids = &pids;
+  const std::time_t started = std::time(nullptr);
   auto rc = launch::runLocalRanks(lo, argv);
   if (!rc) {
     std::fprintf(stderr, "ccscope: error: %s\n", rc.status().message().c_str());
     return rc.status().code() == core::Code::kInvalidArgument ? kExitUsage : kExitFailed;
   }
-  if (*rc != 0 && o.on_failed_job) o.on_failed_job(pids);
+  if (*rc != 0 && o.on_failed_job) o.on_failed_job(pids, started);
   return *rc;
 }
 

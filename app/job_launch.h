@@ -2,6 +2,7 @@
 // one rank; otherwise it becomes the local launcher and re-executes itself --np times.
 #pragma once
 
+#include <ctime>
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,8 +20,9 @@ struct LaunchOptions {
   std::string store;       // --store HOST:PORT
   std::string store_bind;  // --store-bind
   int store_port = -1;     // --store-port
-  // As the local launcher: called with the ranks' pids (by rank) when the job failed.
-  std::function<void(const std::vector<int>& rank_pids)> on_failed_job;
+  // As the local launcher: called with the ranks' pids (by rank) and the time the ranks were
+  // started when the job failed.
+  std::function<void(const std::vector<int>& rank_pids, std::time_t started)> on_failed_job;
 };
 
 bool launchedExternally();

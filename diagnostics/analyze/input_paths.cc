@@ -90,6 +90,16 @@ int rankFromFileName(const std::string& path) {
     while (j < name.size() && j - i < 7 && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
     if (j > i) return std::stoi(name.substr(i, j - i));
   }
+  // ccscope's own per-rank files: ccscope-nccl-r3-4121.log, ccscope-flight-r3-....
+  if (name.starts_with("ccscope-")) {
+    const size_t at = name.find("-r");
+    size_t j = at == std::string::npos ? at : at + 2;
+    while (j != std::string::npos && j < name.size() && j - at < 9 &&
+           std::isdigit(static_cast<unsigned char>(name[j])))
+      ++j;
+    if (at != std::string::npos && j > at + 2 && j < name.size() && name[j] == '-')
+      return std::stoi(name.substr(at + 2, j - at - 2));
+  }
   return -1;
 }
 

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
@@ -69,12 +70,16 @@ std::optional<reports::Diagnosis> diagnoseNcclLog(const std::string& path) {
   return std::move(result->diagnosis);
 }
 
-std::optional<reports::Diagnosis> diagnoseNcclLogs(const std::vector<std::string>& paths) {
+std::optional<reports::Diagnosis> diagnoseNcclLogs(const std::vector<std::string>& paths,
+                                                   std::time_t not_before, size_t* read) {
   std::vector<std::string> written;
   for (const std::string& p : paths) {
     struct stat st {};
-    if (!p.empty() && stat(p.c_str(), &st) == 0 && st.st_size > 0) written.push_back(p);
+    if (p.empty() || stat(p.c_str(), &st) != 0 || st.st_size == 0) continue;
+    if (st.st_mtime < not_before) continue;
+    if (std::find(written.begin(), written.end(), p) == written.end()) written.push_back(p);
   }
+  if (read) *read = written.size();
   if (written.size() < 2) return std::nullopt;
   auto result = analyzeInputs(written, {});
   if (!result || !result->diagnosis.conclusive) return std::nullopt;

@@ -3,6 +3,7 @@
 // (the interface it could not find, the peer it lost) joins the live diagnosis.
 #pragma once
 
+#include <ctime>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,8 +39,12 @@ std::string ncclDebugPath(int rank, long pid, const std::string& host);
 // missing or empty, or the analyzer found nothing conclusive in it.
 std::optional<reports::Diagnosis> diagnoseNcclLog(const std::string& path);
 
-// The same on several ranks' logs read together, so that the culprit is named among them;
-// nullopt where fewer than two of them have anything in them, or nothing is conclusive.
-std::optional<reports::Diagnosis> diagnoseNcclLogs(const std::vector<std::string>& paths);
+// The same on several ranks' logs read together, so that the culprit is named among them (the
+// rank comes from ccscope's file name). Each distinct file counts once, and only if written at
+// or after `not_before` (an old file of another job is not this job's). nullopt where fewer
+// than two remain, or nothing is conclusive; `read` gets how many were read.
+std::optional<reports::Diagnosis> diagnoseNcclLogs(const std::vector<std::string>& paths,
+                                                   std::time_t not_before = 0,
+                                                   size_t* read = nullptr);
 
 }  // namespace ccscope::diagnostics

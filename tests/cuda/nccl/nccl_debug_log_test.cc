@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -97,22 +98,31 @@ TEST_F(NcclDebugLogTest, TheLauncherReadsEveryRanksLogTogether) {
   const ChildRun bad = uniqueIdInChild(dir_, "ccscope-no-such-if0", 1);
   ASSERT_EQ(ok.rc, 0);
   ASSERT_EQ(bad.rc, static_cast<int>(ncclInvalidUsage));
+  const char* had = std::getenv("NCCL_DEBUG_FILE");
+  const std::string operators = had ? had : "";
   setenv("CCSCOPE_DUMP_DIR", dir_.c_str(), 1);
   unsetenv("NCCL_DEBUG_FILE");
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   const std::vector<std::string> logs{ncclDebugPath(0, ok.pid, host),
                                       ncclDebugPath(1, bad.pid, host)};
+  unsetenv("CCSCOPE_DUMP_DIR");
+  if (had) setenv("NCCL_DEBUG_FILE", operators.c_str(), 1);
   EXPECT_EQ(logs[0], ok.path);
   EXPECT_EQ(logs[1], bad.path);
-  auto d = diagnoseNcclLogs(logs);
-  unsetenv("CCSCOPE_DUMP_DIR");
+  size_t read = 0;
+  auto d = diagnoseNcclLogs(logs, 0, &read);
+  EXPECT_EQ(read, 2u);
   ASSERT_TRUE(d.has_value()) << readAll(bad.path);
   EXPECT_EQ(d->layer, core::Layer::kHostNetwork) << d->verdict;
+  EXPECT_EQ(d->culprit.ranks, std::vector<int>{1}) << d->verdict;  // from the file's name
   ASSERT_FALSE(d->evidence.empty());
   EXPECT_EQ(d->evidence.front().file, bad.path);
-  // One log alone is the rank's own diagnosis, not the launcher's.
+  // One log alone (or one file named twice) is the rank's own diagnosis, not the launcher's;
+  // files older than the job are another job's.
   EXPECT_FALSE(diagnoseNcclLogs({bad.path, dir_ / "missing.log"}).has_value());
+  EXPECT_FALSE(diagnoseNcclLogs({bad.path, bad.path}).has_value());
+  EXPECT_FALSE(diagnoseNcclLogs(logs, std::time(nullptr) + 60).has_value());
 }
 
 TEST(NcclDebugFilePattern, AnUnwritableDirectoryLeavesNcclAsItWas) {

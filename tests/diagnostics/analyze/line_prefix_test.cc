@@ -69,6 +69,9 @@ TEST(InputPathsTest, RankFromFileName) {
   EXPECT_EQ(rankFromFileName("/logs/rank_12.log"), 12);
   EXPECT_EQ(rankFromFileName("worker-3.out"), 3);
   EXPECT_EQ(rankFromFileName("Rank7.host.txt"), 7);
+  EXPECT_EQ(rankFromFileName("/tmp/ccscope-nccl-r3-4121.log"), 3);
+  EXPECT_EQ(rankFromFileName("ccscope-flight-r12-node1-99.json"), 12);
+  EXPECT_EQ(rankFromFileName("ccscope-run-report.log"), -1);
   EXPECT_EQ(rankFromFileName("dmesg.txt"), -1);
 }
 
