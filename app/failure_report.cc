@@ -1,7 +1,6 @@
 #include "app/failure_report.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +9,7 @@
 #include <thread>
 
 #include "app/command.h"
+#include "app/run_metadata.h"
 #ifdef CCSCOPE_HAVE_ANALYZE
 #include "diagnostics/analyze/nccl_debug_log.h"
 #endif
@@ -200,8 +200,7 @@ int reportFailure(const Status& s, const FailureContext& ctx) {
 
 void reportNcclLogsOfJob(const std::vector<int>& rank_pids, std::time_t started) {
 #ifdef CCSCOPE_HAVE_ANALYZE
-  char host[256] = {0};
-  gethostname(host, sizeof host - 1);
+  const std::string host = hostName();
   std::vector<std::string> logs;
   for (size_t r = 0; r < rank_pids.size(); ++r)
     logs.push_back(diagnostics::ncclDebugPath(static_cast<int>(r), rank_pids[r], host));

@@ -7,20 +7,28 @@ namespace ccscope::bench {
 using core::Deadline;
 using core::Status;
 
+namespace {
+// `iters` collectives enqueued, the first left out where `skip_one` says so (test-only).
+Status enqueueEach(collectives::CollectiveBackend& b, bool in_place, int iters, double timeout_s,
+                   bool* skip_one) {
+  for (int i = 0; i < iters; ++i) {
+    if (skip_one && *skip_one) {
+      *skip_one = false;
+      continue;
+    }
+    CCSCOPE_RETURN_IF_ERROR(b.enqueue(in_place, Deadline::afterSeconds(timeout_s)));
+  }
+  return Status::ok();
+}
+}  // namespace
+
 Status captureCollectives(collectives::CollectiveBackend& b, bool in_place, int iters,
                           double timeout_s, bool* skip_one) {
   collectives::DeviceRuntime* d = b.device();
   if (!d || !b.capturable())
     return Status(core::Code::kUnsupported, "-G: this backend cannot be captured into a graph");
   CCSCOPE_RETURN_IF_ERROR(d->beginCapture());
-  Status s;
-  for (int i = 0; i < iters && s.isOk(); ++i) {
-    if (skip_one && *skip_one) {
-      *skip_one = false;
-      continue;
-    }
-    s = b.enqueue(in_place, Deadline::afterSeconds(timeout_s));
-  }
+  Status s = enqueueEach(b, in_place, iters, timeout_s, skip_one);
   Status ended = d->endCapture(s.isOk());
   CCSCOPE_RETURN_IF_ERROR(s);
   return ended;
@@ -52,13 +60,7 @@ Status enqueueAndDrain(collectives::CollectiveBackend& b, bool in_place, int ite
   if (!d || !b.capturable())
     return Status(core::Code::kUnsupported, "-z 0: this backend cannot enqueue without waiting");
   CCSCOPE_RETURN_IF_ERROR(d->mark(0));
-  for (int i = 0; i < iters; ++i) {
-    if (skip_one && *skip_one) {
-      *skip_one = false;
-      continue;
-    }
-    CCSCOPE_RETURN_IF_ERROR(b.enqueue(in_place, Deadline::afterSeconds(timeout_s)));
-  }
+  CCSCOPE_RETURN_IF_ERROR(enqueueEach(b, in_place, iters, timeout_s, skip_one));
   CCSCOPE_RETURN_IF_ERROR(d->mark(1));
   return b.drain(Deadline::afterSeconds(timeout_s * std::max(1, iters)),
                  [d] { return d->passed(1); });

@@ -38,6 +38,19 @@ bool operatorsFile() {
   const char* set = std::getenv("NCCL_DEBUG_FILE");
   return set && *set;
 }
+
+// Something written into it at or after `not_before`.
+bool written(const std::string& path, std::time_t not_before) {
+  struct stat st {};
+  return !path.empty() && stat(path.c_str(), &st) == 0 && st.st_size > 0 &&
+         st.st_mtime >= not_before;
+}
+
+std::optional<reports::Diagnosis> conclusiveOn(const std::vector<std::string>& files) {
+  auto result = analyzeInputs(files, {});
+  if (!result || !result->diagnosis.conclusive) return std::nullopt;
+  return std::move(result->diagnosis);
+}
 }  // namespace
 
 std::string ncclDebugPath(int rank, long pid, const std::string& host) {
@@ -63,27 +76,19 @@ NcclDebugRoute routeNcclDebugOutput(int rank) {
 }
 
 std::optional<reports::Diagnosis> diagnoseNcclLog(const std::string& path) {
-  struct stat st {};
-  if (path.empty() || stat(path.c_str(), &st) != 0 || st.st_size == 0) return std::nullopt;
-  auto result = analyzeInputs({path}, {});
-  if (!result || !result->diagnosis.conclusive) return std::nullopt;
-  return std::move(result->diagnosis);
+  if (!written(path, 0)) return std::nullopt;
+  return conclusiveOn({path});
 }
 
 std::optional<reports::Diagnosis> diagnoseNcclLogs(const std::vector<std::string>& paths,
                                                    std::time_t not_before, size_t* read) {
-  std::vector<std::string> written;
-  for (const std::string& p : paths) {
-    struct stat st {};
-    if (p.empty() || stat(p.c_str(), &st) != 0 || st.st_size == 0) continue;
-    if (st.st_mtime < not_before) continue;
-    if (std::find(written.begin(), written.end(), p) == written.end()) written.push_back(p);
-  }
-  if (read) *read = written.size();
-  if (written.size() < 2) return std::nullopt;
-  auto result = analyzeInputs(written, {});
-  if (!result || !result->diagnosis.conclusive) return std::nullopt;
-  return std::move(result->diagnosis);
+  std::vector<std::string> files;
+  for (const std::string& p : paths)
+    if (written(p, not_before) && std::find(files.begin(), files.end(), p) == files.end())
+      files.push_back(p);
+  if (read) *read = files.size();
+  if (files.size() < 2) return std::nullopt;
+  return conclusiveOn(files);
 }
 
 }  // namespace ccscope::diagnostics

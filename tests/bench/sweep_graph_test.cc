@@ -162,18 +162,30 @@ struct Rows : reports::ResultSink {
   std::vector<reports::Measurement> all;
 };
 
+// One out-of-place size, 4 timed iterations, one checked run.
+BenchConfig timedSweep() {
+  BenchConfig c = smallSweep();
+  c.in_place = false;
+  c.iters = 4;
+  c.checks = 1;
+  return c;
+}
+
+// The sweep's one row's time per collective; -1 where it failed or wrote another number of rows.
+double timePerCollectiveUs(const BenchConfig& cfg, GraphBackend& b) {
+  Rows rows;
+  if (!runSweep(cfg, {&b}, rows, noCheck).isOk() || rows.all.size() != 1) return -1;
+  return rows.all[0].time_us;
+}
+
 TEST(SweepGraphTest, TimedIterationsAreOneGraphLaunchedGTimesAndTimedPerCollective) {
-  BenchConfig cfg = smallSweep();
-  cfg.in_place = false;
-  cfg.iters = 4;
-  cfg.checks = 1;
+  BenchConfig cfg = timedSweep();
   cfg.graph_launches = 5;
   GraphDevice dev;
   dev.per_run = std::chrono::microseconds(2000);
   GraphBackend b(dev);
-  Rows rows;
-  ASSERT_TRUE(runSweep(cfg, {&b}, rows, noCheck).isOk());
-  ASSERT_EQ(rows.all.size(), 1u);
+  const double us = timePerCollectiveUs(cfg, b);
+  ASSERT_GT(us, 0);
   // The checked run is a one-collective graph launched once; the leg, a graph of -n launched -G,
   // drained launch by launch; every graph released.
   EXPECT_EQ(dev.captures, 2);
@@ -184,8 +196,8 @@ TEST(SweepGraphTest, TimedIterationsAreOneGraphLaunchedGTimesAndTimedPerCollecti
   // Uncaptured: the size's first collective (NCCL's set-up) and the barrier-separated series.
   EXPECT_EQ(b.runs, 1 + cfg.iters);
   // 20 collectives of 2 ms in the timed launches: 2 ms each, not 10 (per launch) nor 0.4.
-  EXPECT_GE(rows.all[0].time_us, 1900);
-  EXPECT_LT(rows.all[0].time_us, 4000);
+  EXPECT_GE(us, 1900);
+  EXPECT_LT(us, 4000);
 }
 
 TEST(SweepGraphTest, AFailedEnqueueStillEndsTheCaptureAndFailsTheSweep) {
@@ -206,17 +218,13 @@ TEST(SweepGraphTest, AFailedEnqueueStillEndsTheCaptureAndFailsTheSweep) {
 // -z 0: each leg's back-to-back iterations enqueued without waiting and drained once, timed per
 // collective over the whole leg; no graph anywhere, and the checked run waits as usual.
 TEST(SweepGraphTest, NonBlockingEnqueuesTheLegAndDrainsItOnce) {
-  BenchConfig cfg = smallSweep();
-  cfg.in_place = false;
-  cfg.iters = 4;
-  cfg.checks = 1;
+  BenchConfig cfg = timedSweep();
   cfg.blocking = 0;
   GraphDevice dev;
   dev.per_run = std::chrono::microseconds(2000);
   GraphBackend b(dev);
-  Rows rows;
-  ASSERT_TRUE(runSweep(cfg, {&b}, rows, noCheck).isOk());
-  ASSERT_EQ(rows.all.size(), 1u);
+  const double us = timePerCollectiveUs(cfg, b);
+  ASSERT_GT(us, 0);
   EXPECT_EQ(dev.captures, 0);
   EXPECT_EQ(dev.launches, 0);
   EXPECT_EQ(b.enqueued, cfg.iters);
@@ -224,8 +232,8 @@ TEST(SweepGraphTest, NonBlockingEnqueuesTheLegAndDrainsItOnce) {
   EXPECT_EQ(dev.ran, cfg.iters);
   EXPECT_EQ(b.runs, cfg.checks + cfg.iters);  // the checked run and the barrier-separated series
   // Four collectives of 2 ms drained at once: 2 ms each, not 8 nor 0.5.
-  EXPECT_GE(rows.all[0].time_us, 1900);
-  EXPECT_LT(rows.all[0].time_us, 4000);
+  EXPECT_GE(us, 1900);
+  EXPECT_LT(us, 4000);
 }
 
 TEST(SweepGraphTest, NonBlockingRefusesABackendThatCannotEnqueue) {
