@@ -50,6 +50,10 @@ Status UcxTransport::openContext() {
     // shared-memory FIFO twice, at half cma's speed. What a claim without invalidation leaves
     // is a peer being aborted reading a send buffer a moment more (docs/performance.md).
     if (named("all") || named("sm") || named("cma")) setenv("UCX_CMA_MEMORY_INVALIDATE", "y", 0);
+    // tcp's domain has no invalidation, so a rendezvous travels as active messages of at most
+    // one receive segment, each received into a bounce buffer: 64 KiB ones cost a system call
+    // and a wake-up per 64 KiB on both sides (docs/performance.md, "UCX vs our transports").
+    if (named("all") || named("tcp")) setenv("UCX_TCP_RX_SEG_SIZE", "1m", 0);
     // A dead peer on shared memory is noticed only by keepalive (20 s by default in 1.13): once
     // a second keeps the notice well inside a collective's deadline.
     setenv("UCX_KEEPALIVE_INTERVAL", "1s", 0);
