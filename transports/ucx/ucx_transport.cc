@@ -9,6 +9,7 @@
 
 #include "transports/common/hex.h"
 #include "transports/ucx/ucx_impl.h"
+#include "transports/ucx/ucx_tls.h"
 
 namespace ccscope::transports {
 
@@ -39,21 +40,22 @@ UcxTransport::~UcxTransport() { close(); }
 // when asked (UCX_POSIX_ERROR_HANDLING, UCX_SYSV_ERROR_HANDLING). A user's setting wins.
 Status UcxTransport::openContext() {
   const char* tls = std::getenv("UCX_TLS");
-  const std::string t = tls ? tls : "all";
-  auto named = [&](const char* tl) { return t.find(tl) != std::string::npos; };
+  auto named = [&](const char* tl) { return tlsMaySelect(tls, tl); };
   if (opts_.ucx_peer_errors) {
     // Set only where the transport is in play: UCX warns about variables nothing read.
-    if (named("all") || named("sm") || named("posix")) setenv("UCX_POSIX_ERROR_HANDLING", "y", 0);
-    if (named("all") || named("sm") || named("sysv")) setenv("UCX_SYSV_ERROR_HANDLING", "y", 0);
+    if (named("posix")) setenv("UCX_POSIX_ERROR_HANDLING", "y", 0);
+    if (named("sysv")) setenv("UCX_SYSV_ERROR_HANDLING", "y", 0);
     // In this mode a rendezvous lane's memory domain must offer invalidation, which cma's does
     // only when told to (it then only claims it): without it every large message crosses the
     // shared-memory FIFO twice, at half cma's speed. What a claim without invalidation leaves
     // is a peer being aborted reading a send buffer a moment more (docs/performance.md).
-    if (named("all") || named("sm") || named("cma")) setenv("UCX_CMA_MEMORY_INVALIDATE", "y", 0);
+    if (named("cma")) setenv("UCX_CMA_MEMORY_INVALIDATE", "y", 0);
     // tcp's domain has no invalidation, so a rendezvous travels as active messages of at most
     // one receive segment, each received into a bounce buffer: 64 KiB ones cost a system call
     // and a wake-up per 64 KiB on both sides (docs/performance.md, "UCX vs our transports").
-    if (named("all") || named("tcp")) setenv("UCX_TCP_RX_SEG_SIZE", "1m", 0);
+    // Every rank of a job sets the same: UCX does not exchange it, and a fragment larger than
+    // the receiver's segment breaks that receiver.
+    if (named("tcp")) setenv("UCX_TCP_RX_SEG_SIZE", "1m", 0);
     // A dead peer on shared memory is noticed only by keepalive (20 s by default in 1.13): once
     // a second keeps the notice well inside a collective's deadline.
     setenv("UCX_KEEPALIVE_INTERVAL", "1s", 0);
