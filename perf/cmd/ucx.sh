@@ -7,8 +7,8 @@ Each run: np 2 and 4, our ring allreduce over our shm and over UCX's shared-memo
 error handling (the default) and with --ucx-errors none (which lets UCX 1.13 use tcp's
 zero-copy put), and Open MPI's MPI_Allreduce with --mca pml ucx on the same two UCX_TLS. Prints
 median out-of-place busbw per size and, per size, ucx over ours as the median of the per-run
-ratios and every run's ratio (the spread), with the goal (>= 0.9 from 1 MiB), and ours over
-UCX (peer mode) over Open MPI's over UCX.
+ratios and every run's ratio (the spread), with the goal (>= 0.9 from 1 MiB), and our
+allreduce over UCX (peer mode) over Open MPI's MPI_Allreduce over UCX.
 env: ITERS=10 WARMUP=3
 TXT
 }

@@ -30,7 +30,7 @@ def table(data, n, sizes):
         ucxs = [v for v in (f"ucx{tls}", f"ucx{tls}none")
                 if any(k[0] == v and k[1] == n for k in data)]
         print(f"{'size':>8} {ours:>8} " + " ".join(f"{u:>10}" for u in ucxs) + f" {ompi:>10}  " +
-              "  ".join(f"{u}/{ours}" for u in ucxs) + (f"  {ucxs[0]}/{ompi}" if ucxs else ""))
+              "  ".join(f"{u}/{ours}" for u in ucxs) + f"  ucx{tls}/{ompi}")
         for s in sizes:
             a, c = (data.get((v, n, s), {}) for v in (ours, ompi))
             cols = [data.get((u, n, s), {}) for u in ucxs]
@@ -38,8 +38,8 @@ def table(data, n, sizes):
             print(f"{human(s):>8} {num(median(list(a.values())) if a else 0, 8)} " +
                   " ".join(num(median(list(b.values())) if b else 0, 10) for b in cols) +
                   f" {num(median(list(c.values())) if c else 0, 10)}  " +
-                  "  ".join(ratios_text(r) for r in rs) +
-                  ("  " + ratios_text(trial_ratios(cols[0], c)) if cols else ""))
+                  "  ".join(ratios_text(r) for r in rs) + "  " +
+                  ratios_text(trial_ratios(data.get((f"ucx{tls}", n, s), {}), c)))
             for u, r in zip(ucxs, rs):
                 if s >= GOALS_FROM and r and median(r) < GOAL:
                     ok = False
