@@ -2,7 +2,8 @@
 transport per size as the median of per-run ratios with every run's ratio. Usage: ucx.py DIR
 File names: <variant>.np<N>.run<K>.jsonl, variant shm, ucxsm, ucxsmnone, tcp, ucxtcp, ucxtcpnone,
 ompiucxsm, ompiucxtcp (ucx...none: --ucx-errors none). The goal is judged on each UCX variant;
-the last column, our collective over UCX (peer mode) over Open MPI's over the same UCX, is context."""
+the last column, our collective over UCX (peer mode) over Open MPI's over the same UCX, is
+context."""
 import collections
 import sys
 

@@ -21,7 +21,7 @@ TEST(UcxTlsTest, AListSelectsWhatItNamesAndItsAliases) {
   EXPECT_FALSE(tlsMaySelect("mm,self", "cma"));
   EXPECT_TRUE(tlsMaySelect("posix,sysv,cma,self", "cma"));
   EXPECT_FALSE(tlsMaySelect("rc,self", "tcp"));
-  // A substring is not a name: "tcp_sockcm" would not select tcp.
+  // Names match whole, not as substrings.
   EXPECT_FALSE(tlsMaySelect("tcp_sockcm,self", "tcp"));
   EXPECT_TRUE(tlsMaySelect("\\tcp,self", "tcp"));
 }
