@@ -50,6 +50,8 @@ def table(data, n, sizes):
 
 def main():
     data = load(sys.argv[1])
+    if not any(k[0].startswith("ucx") for k in data):
+        sys.exit(f"ucx.py: no UCX results in {sys.argv[1]}: nothing to judge")
     sizes = sorted({k[2] for k in data})
     ok = all([table(data, n, sizes) for n in sorted({k[1] for k in data})])
     print("\nall goals met" if ok else "\nsome goals missed (see above)")
