@@ -57,6 +57,12 @@ core::Status addGlob(const std::string& pattern, std::vector<std::string>& out) 
   return core::Status::ok();
 }
 
+// How many digits (at most 7) start at `i`.
+size_t digitsAt(const std::string& s, size_t i) {
+  size_t j = i;
+  while (j < s.size() && j - i < 7 && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+  return j - i;
+}
 }  // namespace
 
 core::Result<std::vector<std::string>> expandInputs(const std::vector<std::string>& args) {
@@ -86,21 +92,13 @@ int rankFromFileName(const std::string& path) {
     if (at == std::string::npos) continue;
     size_t i = at + std::char_traits<char>::length(key);
     while (i < name.size() && (name[i] == '_' || name[i] == '-' || name[i] == '.')) ++i;
-    size_t j = i;
-    while (j < name.size() && j - i < 7 && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
-    if (j > i) return std::stoi(name.substr(i, j - i));
+    if (size_t n = digitsAt(name, i)) return std::stoi(name.substr(i, n));
   }
   // ccscope's own per-rank files: ccscope-nccl-r3-4121.log, ccscope-flight-r3-....
-  if (name.starts_with("ccscope-")) {
-    const size_t at = name.find("-r");
-    size_t j = at == std::string::npos ? at : at + 2;
-    while (j != std::string::npos && j < name.size() && j - at < 9 &&
-           std::isdigit(static_cast<unsigned char>(name[j])))
-      ++j;
-    if (at != std::string::npos && j > at + 2 && j < name.size() && name[j] == '-')
-      return std::stoi(name.substr(at + 2, j - at - 2));
-  }
-  return -1;
+  const size_t at = name.starts_with("ccscope-") ? name.find("-r") : std::string::npos;
+  if (at == std::string::npos) return -1;
+  const size_t n = digitsAt(name, at + 2);
+  return n > 0 && name.substr(at + 2 + n, 1) == "-" ? std::stoi(name.substr(at + 2, n)) : -1;
 }
 
 }  // namespace ccscope::diagnostics

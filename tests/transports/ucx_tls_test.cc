@@ -6,33 +6,44 @@
 namespace ccscope::transports::ucx {
 namespace {
 
+struct Case {
+  const char* tls;
+  const char* tl;
+  bool selects;
+};
+
+void expectAll(std::initializer_list<Case> cases) {
+  for (const Case& c : cases)
+    EXPECT_EQ(tlsMaySelect(c.tls, c.tl), c.selects)
+        << "UCX_TLS=" << (c.tls ? c.tls : "(unset)") << ", " << c.tl;
+}
+
 TEST(UcxTlsTest, UnsetOrAllSelectsEverything) {
   for (const char* tls : {static_cast<const char*>(nullptr), "", "all"})
-    for (const char* tl : {"tcp", "posix", "sysv", "cma"}) EXPECT_TRUE(tlsMaySelect(tls, tl)) << tl;
+    for (const char* tl : {"tcp", "posix", "sysv", "cma"}) expectAll({{tls, tl, true}});
 }
 
 TEST(UcxTlsTest, AListSelectsWhatItNamesAndItsAliases) {
-  EXPECT_TRUE(tlsMaySelect("tcp,self", "tcp"));
-  EXPECT_FALSE(tlsMaySelect("tcp,self", "cma"));
-  EXPECT_FALSE(tlsMaySelect("sm,self", "tcp"));
-  EXPECT_TRUE(tlsMaySelect("sm,self", "cma"));
-  EXPECT_TRUE(tlsMaySelect("shm", "sysv"));
-  EXPECT_TRUE(tlsMaySelect("mm,self", "posix"));
-  EXPECT_FALSE(tlsMaySelect("mm,self", "cma"));
-  EXPECT_TRUE(tlsMaySelect("posix,sysv,cma,self", "cma"));
-  EXPECT_FALSE(tlsMaySelect("rc,self", "tcp"));
-  // Names match whole, not as substrings.
-  EXPECT_FALSE(tlsMaySelect("tcp_sockcm,self", "tcp"));
-  EXPECT_TRUE(tlsMaySelect("\\tcp,self", "tcp"));
+  expectAll({{"tcp,self", "tcp", true},
+             {"tcp,self", "cma", false},
+             {"sm,self", "tcp", false},
+             {"sm,self", "cma", true},
+             {"shm", "sysv", true},
+             {"mm,self", "posix", true},
+             {"mm,self", "cma", false},
+             {"posix,sysv,cma,self", "cma", true},
+             {"rc,self", "tcp", false},
+             {"tcp_sockcm,self", "tcp", false},  // names match whole, not as substrings
+             {"\\tcp,self", "tcp", true}});
 }
 
 TEST(UcxTlsTest, ANegatedListSelectsEverythingElse) {
-  EXPECT_FALSE(tlsMaySelect("^tcp", "tcp"));
-  EXPECT_TRUE(tlsMaySelect("^tcp", "posix"));
-  EXPECT_TRUE(tlsMaySelect("^sm", "tcp"));
-  EXPECT_FALSE(tlsMaySelect("^sm", "cma"));
-  EXPECT_TRUE(tlsMaySelect("^ib,cma", "tcp"));
-  EXPECT_FALSE(tlsMaySelect("^ib,cma", "cma"));
+  expectAll({{"^tcp", "tcp", false},
+             {"^tcp", "posix", true},
+             {"^sm", "tcp", true},
+             {"^sm", "cma", false},
+             {"^ib,cma", "tcp", true},
+             {"^ib,cma", "cma", false}});
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 // only where that transport is in play (UCX warns about variables nothing read).
 #pragma once
 
-#include <string>
 #include <string_view>
 
 namespace ccscope::transports::ucx {
