@@ -94,18 +94,11 @@ class TransportConformanceTest : public ::testing::TestWithParam<TransportCase> 
   // What a transport cannot do by design skips with the reason: UCX moves a message whole,
   // cannot take back a send it accepted, and completes a send above its rendezvous threshold
   // only once the receiver took it (so a sender cannot finish and exit before its peer posts).
-  // A known gap, not a design limit: over UCX shared memory with peer error handling, after a
-  // pair aborts each other, UCX 1.13 can fail an assertion in the told side (ucp_ep.inl:215,
-  // remote_id == remote_ep_id), likely when an endpoint's lazy remote-id request meets the
-  // peer's forced close, ending that process (transports/README.md, "What the conformance suite
-  // skips over UCX").
   // Without peer error handling (--ucx-errors none) a killed peer is noticed only at the deadline.
   bool lacks(const char* what) const {
     const std::string w = what;
     if (std::string(GetParam().name) != "ucx") return false;
     if (w == "peer-death-notice") return !GetParam().ucx_peer_errors;
-    if (w == "abort-spares-others")
-      return GetParam().ucx_peer_errors && std::string(GetParam().ucx_tls).rfind("tcp", 0) != 0;
     return w == "partial-progress" || w == "withdraw-send" || w == "buffered-sends";
   }
   RankRunOptions options(int np) const {

@@ -235,10 +235,7 @@ void UcxTransport::onControl(void* req, ucs_status_t status, const ucp_tag_recv_
   if (peer < 0 || peer >= size_ || peer == rank_) return;
   switch (c.kind) {
     case CtrlKind::kAbort:
-      failPeer(peer, Status(Code::kAborted,
-                            fmt::format("rank {} aborted its exchanges with rank {}", peer, rank_))
-                         .withLayer(Layer::kApplication)
-                         .withPeer(peer));
+      failPeer(peer, abortedBy(peer));
       break;
     case CtrlKind::kMismatch:
       failPeer(peer, tagMismatchStatus(peer, rank_, c.expected, c.got).withPeer(peer));
@@ -307,6 +304,7 @@ void* UcxTransport::forceClose(ucp_ep_h& ep) {
 // sees the endpoint close.
 void UcxTransport::abortPeer(int peer, const Status& why) {
   if (peer < 0 || peer >= size_ || peer == rank_ || peers_.empty() || peers_[peer].dead) return;
+  if (static_cast<size_t>(peer) < boards_.size()) boards_[peer].mark(rank_);
   sendControl(peer, Ctrl{CtrlKind::kAbort, 0, 0, 0});
   const core::Deadline until = core::Deadline::afterSeconds(0.1);
   while (ctrl_inflight_ > 0 && !until.expired()) ucp_worker_progress(worker_);
@@ -314,10 +312,24 @@ void UcxTransport::abortPeer(int peer, const Status& why) {
   closeEndpoint(peer);
 }
 
+Status UcxTransport::abortedBy(int peer) const {
+  return Status(Code::kAborted,
+                fmt::format("rank {} aborted its exchanges with rank {}", peer, rank_))
+      .withLayer(Layer::kApplication)
+      .withPeer(peer);
+}
+
+// Aborts marked on our board by peers on this host, whose notices UCX may still hold.
+void UcxTransport::readBoard() {
+  for (int peer : board_.newMarks())
+    if (peer != rank_ && peer < size_) failPeer(peer, abortedBy(peer));
+}
+
 Status UcxTransport::progress() {
   if (!worker_ || closed_) return Status::ok();
   while (ucp_worker_progress(worker_) != 0) {
   }
+  readBoard();
   for (int peer = 0; peer < size_; ++peer) {
     Peer& p = peers_[peer];
     if (p.dead && p.ep && (ctrl_inflight_ == 0 || core::nowNs() > p.close_at_ns))

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "transports/ucx/ucx_board.h"
 #include "transports/ucx/ucx_transport.h"
 
 namespace ccscope::transports::ucx {
@@ -120,6 +121,8 @@ class UcxTransport final : public Transport {
   void resolveSwallow(int peer);
   void releaseHeld(int peer);
   void failPeer(int peer, const core::Status& why);
+  core::Status abortedBy(int peer) const;
+  void readBoard();
   void failPending(int peer, const core::Status& why, bool recvs_only);
   void cancelInUcx(uint32_t slot);
   void closeEndpoint(int peer);
@@ -141,9 +144,11 @@ class UcxTransport final : public Transport {
   std::vector<uint64_t> expect_seq_;
   Ctrl ctrl_in_{};
   void* ctrl_req_ = nullptr;
-  int ctrl_inflight_ = 0;          // control sends UCX has not finished
-  int hellos_ = 0;                 // wire-up hellos received on control endpoints
-  std::vector<ucp_mem_h> mapped_;  // live ucp_mem_map handles (unmapped at close at the latest)
+  int ctrl_inflight_ = 0;           // control sends UCX has not finished
+  int hellos_ = 0;                  // wire-up hellos received on control endpoints
+  AbortBoard board_;                // ours: same-host peers mark their aborts here
+  std::vector<AbortBoard> boards_;  // per peer on this host: its board
+  std::vector<ucp_mem_h> mapped_;   // live ucp_mem_map handles (unmapped at close at the latest)
   std::string chosen_;
   bool closed_ = false;
 };

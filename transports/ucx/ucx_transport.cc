@@ -63,6 +63,12 @@ Status UcxTransport::openContext() {
   ucp_config_t* config = nullptr;
   if (ucs_status_t s = ucp_config_read(nullptr, nullptr, &config); s != UCS_OK)
     return ucxStatus("ucp_config_read", s);
+  // Learnt lazily, at the first rendezvous, an endpoint's remote id can be asked for while the
+  // peer force-closes it (an abort), and UCX 1.13 answers from a new endpoint whose id fails an
+  // assertion in the asker (ucp_ep.inl:215). Learnt at connect, it cannot. In this context
+  // only: a later transport without error handling keeps UCX's default.
+  if (opts_.ucx_peer_errors && !std::getenv("UCX_RESOLVE_REMOTE_EP_ID"))
+    ucp_config_modify(config, "RESOLVE_REMOTE_EP_ID", "on");
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
@@ -87,9 +93,19 @@ Status UcxTransport::exchangeAddresses(launch::Bootstrap& bs, core::Deadline dea
   Status put = bs.put(fmt::format("{}ucx/{}", opts_.scope, rank_), toHex(addr, len));
   ucp_worker_release_address(worker_, addr);
   CCSCOPE_RETURN_IF_ERROR(put);
+  // Without a board (no /dev/shm) an abort notice still travels through UCX.
+  if (auto b = AbortBoard::create(size_); b.isOk())
+    board_ = std::move(*b);
+  else
+    spdlog::debug("ucx: rank {} has no abort board: {}", rank_, b.status().toString());
+  CCSCOPE_RETURN_IF_ERROR(bs.put(fmt::format("{}ucxab/{}", opts_.scope, rank_), board_.name()));
   err_args_.resize(size_);
+  boards_.resize(size_);
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
+    CCSCOPE_ASSIGN_OR_RETURN(std::string board,
+                             bs.get(fmt::format("{}ucxab/{}", opts_.scope, p), deadline));
+    boards_[p] = AbortBoard::open(board, size_);
     CCSCOPE_ASSIGN_OR_RETURN(std::string v,
                              bs.get(fmt::format("{}ucx/{}", opts_.scope, p), deadline));
     std::vector<unsigned char> remote = fromHex(v);
@@ -199,6 +215,7 @@ Status UcxTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
   postControlRecv();
   CCSCOPE_RETURN_IF_ERROR(wireUp(deadline));
   CCSCOPE_RETURN_IF_ERROR(bs.barrier(opts_.scope + "ucx-connected", deadline));
+  board_.unlinkName();  // every peer opened it before the barrier
   collectChosen();
   setConnected(true);
   return Status::ok();
@@ -327,6 +344,8 @@ void UcxTransport::close() {
   drainRequests(2);
   for (ucp_mem_h m : mapped_) ucp_mem_unmap(context_, m);
   mapped_.clear();
+  board_ = AbortBoard();
+  boards_.clear();
   closed_ = true;
   setConnected(false);
   ucp_worker_destroy(worker_);
