@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -130,6 +131,15 @@ int abortNoticeBody(RankContext& c) {
 
 TEST_P(TransportConformanceTest, AbortPeerTellsThePeer) {
   std::string report = conformance::runRanks(options(2), abortNoticeBody);
+  EXPECT_TRUE(report.empty()) << report;
+}
+
+// UCX: the notice alone, as ranks on different hosts get it (no abort board).
+TEST_P(TransportConformanceTest, AbortPeerTellsThePeerWithoutABoard) {
+  if (std::string(GetParam().name) != "ucx") GTEST_SKIP() << "only UCX has abort boards";
+  setenv("CCSCOPE_UCX_ABORT_BOARD", "0", 1);
+  std::string report = conformance::runRanks(options(2), abortNoticeBody);
+  unsetenv("CCSCOPE_UCX_ABORT_BOARD");
   EXPECT_TRUE(report.empty()) << report;
 }
 

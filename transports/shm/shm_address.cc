@@ -1,11 +1,9 @@
 #include "transports/shm/shm_address.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 
 namespace ccscope::transports::shm {
 namespace {
@@ -20,15 +18,6 @@ struct Wire {
 };
 
 }  // namespace
-
-std::string hostIdentity() {
-  char host[256] = {0};
-  gethostname(host, sizeof host - 1);
-  std::ifstream boot("/proc/sys/kernel/random/boot_id");
-  std::string id;
-  std::getline(boot, id);
-  return std::string(host) + "/" + id;
-}
 
 std::string encodeAddress(const ShmAddress& a) {
   Wire w{};

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/status.h"
+#include "transports/common/host_identity.h"
 
 namespace ccscope::transports::shm {
 
@@ -16,9 +17,6 @@ struct ShmAddress {
   std::string name;     // of the segment in /dev/shm
   std::string host;     // hostIdentity() of the owner
 };
-
-// This host's name and boot id: two ranks with the same identity share /dev/shm and memory.
-std::string hostIdentity();
 
 std::string encodeAddress(const ShmAddress& a);
 // `from` and `self` (ranks) only word the errors; `a.host` must equal `self_host`.

@@ -1,13 +1,13 @@
 #include "transports/ucx/ucx_board.h"
 
 #include <fcntl.h>
-#include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
-#include <random>
 #include <utility>
 
 namespace ccscope::transports::ucx {
@@ -17,8 +17,10 @@ using core::Status;
 
 namespace {
 
-size_t boardBytes(int nranks) {
-  return sizeof(BoardHeader) + sizeof(std::atomic<uint32_t>) * static_cast<size_t>(nranks);
+constexpr size_t kBoardBytes = sizeof(BoardHeader) + sizeof(uint32_t) * kBoardEntries;
+
+uint32_t load(const uint32_t& w) {
+  return std::atomic_ref<uint32_t>(const_cast<uint32_t&>(w)).load(std::memory_order_acquire);
 }
 
 }  // namespace
@@ -48,74 +50,77 @@ void AbortBoard::unlinkName() {
   owner_ = false;
 }
 
-core::Result<AbortBoard> AbortBoard::create(int nranks) {
-  std::random_device rd;
-  const uint64_t nonce = (uint64_t{rd()} << 32) | rd();
+core::Result<AbortBoard> AbortBoard::create(const std::string& name, int nranks) {
   AbortBoard b;
-  b.name_ = fmt::format("/ccscope-ucxab-{}-{:016x}", getpid(), nonce);
-  b.len_ = boardBytes(nranks);
-  int fd = shm_open(b.name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-  if (fd < 0) return core::errnoStatus("shm_open", errno, Layer::kLibrary).prepend(b.name_);
+  b.name_ = name;
+  b.len_ = kBoardBytes;
+  shm_unlink(name.c_str());  // a stale board of a killed run with the same name
+  int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) return core::errnoStatus("shm_open", errno, Layer::kLibrary).prepend(name);
   b.owner_ = true;  // from here the destructor unlinks the name
-  if (ftruncate(fd, static_cast<off_t>(b.len_)) != 0) {
-    Status s = core::errnoStatus("ftruncate", errno, Layer::kLibrary).prepend(b.name_);
+  if (int err = posix_fallocate(fd, 0, static_cast<off_t>(b.len_)); err != 0) {
     ::close(fd);
-    return s;
+    return core::errnoStatus("posix_fallocate", err, Layer::kLibrary).prepend(name);
   }
   void* p = mmap(nullptr, b.len_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
-  if (p == MAP_FAILED) return core::errnoStatus("mmap", errno, Layer::kLibrary).prepend(b.name_);
+  if (p == MAP_FAILED) return core::errnoStatus("mmap", errno, Layer::kLibrary).prepend(name);
   b.base_ = static_cast<char*>(p);
-  // A new file reads as zeros: no marks yet. The magic goes last, for an opener that checks it.
-  b.header()->nranks = static_cast<uint32_t>(nranks);
+  b.header()->entries = kBoardEntries;
+  // The magic last: an opener that sees it sees the rest.
   std::atomic_ref<uint32_t>(b.header()->magic).store(kBoardMagic, std::memory_order_release);
-  b.reported_.assign(nranks, false);
+  b.reported_.assign(static_cast<size_t>(nranks), false);
   return b;
 }
 
-AbortBoard AbortBoard::open(const std::string& name, int nranks) {
+AbortBoard AbortBoard::open(const std::string& name) {
   AbortBoard b;
   if (name.empty()) return b;
   int fd = shm_open(name.c_str(), O_RDWR, 0600);
   if (fd < 0) return b;
   struct stat st {};
-  const size_t len = boardBytes(nranks);
-  if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != len) {
+  if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != kBoardBytes) {
     ::close(fd);
     return b;
   }
-  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = mmap(nullptr, kBoardBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (p == MAP_FAILED) return b;
   auto* h = static_cast<BoardHeader*>(p);
-  if (std::atomic_ref<uint32_t>(h->magic).load(std::memory_order_acquire) != kBoardMagic ||
-      h->nranks != static_cast<uint32_t>(nranks)) {
-    munmap(p, len);
+  if (load(h->magic) != kBoardMagic || h->entries != kBoardEntries) {
+    munmap(p, kBoardBytes);
     return b;
   }
   b.base_ = static_cast<char*>(p);
-  b.len_ = len;
+  b.len_ = kBoardBytes;
   b.name_ = name;
   return b;
 }
 
-void AbortBoard::mark(int from) {
-  if (!base_ || from < 0 || static_cast<uint32_t>(from) >= header()->nranks) return;
-  slot(from)->store(1, std::memory_order_release);
-  header()->marks.fetch_add(1, std::memory_order_acq_rel);
+bool AbortBoard::mark(int from) {
+  if (!base_ || from < 0) return false;
+  const uint32_t i =
+      std::atomic_ref<uint32_t>(header()->marks).fetch_add(1, std::memory_order_acq_rel);
+  if (i >= kBoardEntries) return false;
+  std::atomic_ref<uint32_t>(*entry(i)).store(static_cast<uint32_t>(from) + 1,
+                                             std::memory_order_release);
+  return true;
 }
 
 std::vector<int> AbortBoard::newMarks() {
   std::vector<int> out;
   if (!base_) return out;
-  const uint32_t now = header()->marks.load(std::memory_order_acquire);
-  if (now == seen_) return out;
-  seen_ = now;
-  for (int r = 0; r < static_cast<int>(reported_.size()); ++r)
-    if (!reported_[r] && slot(r)->load(std::memory_order_acquire) != 0) {
-      reported_[r] = true;
-      out.push_back(r);
+  const uint32_t claimed = std::min(load(header()->marks), kBoardEntries);
+  // An entry claimed but not yet written stops the scan: the next call starts there.
+  for (; seen_ < claimed; ++seen_) {
+    const uint32_t v = load(*entry(seen_));
+    if (v == 0) break;
+    const size_t rank = v - 1;
+    if (rank < reported_.size() && !reported_[rank]) {
+      reported_[rank] = true;
+      out.push_back(static_cast<int>(rank));
     }
+  }
   return out;
 }
 

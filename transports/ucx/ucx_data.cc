@@ -304,11 +304,13 @@ void* UcxTransport::forceClose(ucp_ep_h& ep) {
 // sees the endpoint close.
 void UcxTransport::abortPeer(int peer, const Status& why) {
   if (peer < 0 || peer >= size_ || peer == rank_ || peers_.empty() || peers_[peer].dead) return;
-  if (static_cast<size_t>(peer) < boards_.size()) boards_[peer].mark(rank_);
+  // Our side fails first: a peer told at once may close its endpoints while the notice leaves,
+  // and our requests then fail for the abort, not for the closed endpoint.
+  failPeer(peer, why);
+  if (auto it = boards_.find(peer); it != boards_.end()) it->second.mark(rank_);
   sendControl(peer, Ctrl{CtrlKind::kAbort, 0, 0, 0});
   const core::Deadline until = core::Deadline::afterSeconds(0.1);
   while (ctrl_inflight_ > 0 && !until.expired()) ucp_worker_progress(worker_);
-  failPeer(peer, why);
   closeEndpoint(peer);
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "transports/ucx/ucx_board.h"
@@ -113,6 +114,7 @@ class UcxTransport final : public Transport {
     core::Status gone_why;
   };
   core::Status openContext();
+  std::string createBoard(launch::Bootstrap& bs);
   core::Status exchangeAddresses(launch::Bootstrap& bs, core::Deadline deadline);
   core::Status wireUp(core::Deadline deadline);
   core::Status postToUcx(int peer, uint32_t slot);
@@ -144,13 +146,14 @@ class UcxTransport final : public Transport {
   std::vector<uint64_t> expect_seq_;
   Ctrl ctrl_in_{};
   void* ctrl_req_ = nullptr;
-  int ctrl_inflight_ = 0;           // control sends UCX has not finished
-  int hellos_ = 0;                  // wire-up hellos received on control endpoints
-  AbortBoard board_;                // ours: same-host peers mark their aborts here
-  std::vector<AbortBoard> boards_;  // per peer on this host: its board
-  std::vector<ucp_mem_h> mapped_;   // live ucp_mem_map handles (unmapped at close at the latest)
+  int ctrl_inflight_ = 0;                       // control sends UCX has not finished
+  int hellos_ = 0;                              // wire-up hellos received on control endpoints
+  AbortBoard board_;                            // ours: same-host peers mark their aborts here
+  std::unordered_map<int, AbortBoard> boards_;  // peers on this host with a board: theirs
+  std::vector<ucp_mem_h> mapped_;  // live ucp_mem_map handles (unmapped at close at the latest)
   std::string chosen_;
   bool closed_ = false;
+  bool ids_at_connect_ = false;  // RESOLVE_REMOTE_EP_ID set on by us (peer mode)
 };
 
 }  // namespace ccscope::transports::ucx

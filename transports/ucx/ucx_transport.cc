@@ -3,11 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
 
 #include "transports/common/hex.h"
+#include "transports/common/host_identity.h"
 #include "transports/ucx/ucx_impl.h"
 #include "transports/ucx/ucx_tls.h"
 
@@ -67,8 +69,13 @@ Status UcxTransport::openContext() {
   // peer force-closes it (an abort), and UCX 1.13 answers from a new endpoint whose id fails an
   // assertion in the asker (ucp_ep.inl:215). Learnt at connect, it cannot. In this context
   // only: a later transport without error handling keeps UCX's default.
-  if (opts_.ucx_peer_errors && !std::getenv("UCX_RESOLVE_REMOTE_EP_ID"))
-    ucp_config_modify(config, "RESOLVE_REMOTE_EP_ID", "on");
+  if (opts_.ucx_peer_errors && !std::getenv("UCX_RESOLVE_REMOTE_EP_ID")) {
+    ids_at_connect_ = ucp_config_modify(config, "RESOLVE_REMOTE_EP_ID", "on") == UCS_OK;
+    if (!ids_at_connect_)
+      spdlog::warn(
+          "ucx: this UCX does not take RESOLVE_REMOTE_EP_ID: an abort can fail an "
+          "assertion in the peer (transports/README.md, \"ucx\")");
+  }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
@@ -85,33 +92,49 @@ Status UcxTransport::openContext() {
   return Status::ok();
 }
 
+// Our abort board (docs: transports/README.md, "Abort boards"), named after the job, so a rerun
+// of the same job replaces one a killed rank left; CCSCOPE_UCX_ABORT_BOARD=0 goes without, as
+// ranks on different hosts do. Returns the name peers open, or "" without one.
+std::string UcxTransport::createBoard(launch::Bootstrap& bs) {
+  if (const char* v = std::getenv("CCSCOPE_UCX_ABORT_BOARD"); v && std::string(v) == "0") return "";
+  std::string scope;
+  for (char c : opts_.scope) scope += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  const std::string name =
+      fmt::format("/ccscope-ucxab-{}-{}{}", bs.jobToken().substr(0, 16), scope, rank_);
+  auto b = AbortBoard::create(name, size_);
+  if (!b.isOk()) {  // no /dev/shm, or a full one: the notice still travels through UCX
+    spdlog::debug("ucx: rank {} has no abort board: {}", rank_, b.status().toString());
+    return "";
+  }
+  board_ = std::move(*b);
+  return board_.name();
+}
+
+// What a rank publishes: its worker address (hex), its host's identity and its board's name,
+// one per line.
 Status UcxTransport::exchangeAddresses(launch::Bootstrap& bs, core::Deadline deadline) {
   ucp_address_t* addr = nullptr;
   size_t len = 0;
   if (ucs_status_t s = ucp_worker_get_address(worker_, &addr, &len); s != UCS_OK)
     return ucxStatus("ucp_worker_get_address", s);
-  Status put = bs.put(fmt::format("{}ucx/{}", opts_.scope, rank_), toHex(addr, len));
+  const std::string host = hostIdentity();
+  const std::string mine = toHex(addr, len) + "\n" + host + "\n" + createBoard(bs);
   ucp_worker_release_address(worker_, addr);
-  CCSCOPE_RETURN_IF_ERROR(put);
-  // Without a board (no /dev/shm) an abort notice still travels through UCX.
-  if (auto b = AbortBoard::create(size_); b.isOk())
-    board_ = std::move(*b);
-  else
-    spdlog::debug("ucx: rank {} has no abort board: {}", rank_, b.status().toString());
-  CCSCOPE_RETURN_IF_ERROR(bs.put(fmt::format("{}ucxab/{}", opts_.scope, rank_), board_.name()));
+  CCSCOPE_RETURN_IF_ERROR(bs.put(fmt::format("{}ucx/{}", opts_.scope, rank_), mine));
   err_args_.resize(size_);
-  boards_.resize(size_);
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
-    CCSCOPE_ASSIGN_OR_RETURN(std::string board,
-                             bs.get(fmt::format("{}ucxab/{}", opts_.scope, p), deadline));
-    boards_[p] = AbortBoard::open(board, size_);
     CCSCOPE_ASSIGN_OR_RETURN(std::string v,
                              bs.get(fmt::format("{}ucx/{}", opts_.scope, p), deadline));
-    std::vector<unsigned char> remote = fromHex(v);
-    if (remote.empty())
+    const size_t a = v.find('\n'), b = a == std::string::npos ? a : v.find('\n', a + 1);
+    std::vector<unsigned char> remote = fromHex(v.substr(0, a));
+    if (remote.empty() || b == std::string::npos)
       return Status(Code::kRemoteError, fmt::format("rank {} published a malformed address", p))
           .withLayer(Layer::kBootstrap);
+    if (board_.mapped() && v.compare(a + 1, b - a - 1, host) == 0) {
+      AbortBoard theirs = AbortBoard::open(v.substr(b + 1));
+      if (theirs.mapped()) boards_.emplace(p, std::move(theirs));
+    }
     err_args_[p] = {this, p};
     ucp_ep_params_t ep{};
     ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
@@ -254,10 +277,12 @@ std::string UcxTransport::setupNote() const {
   unsigned major = 0, minor = 0, release = 0;
   ucp_get_version(&major, &minor, &release);  // the library loaded, not the header's
   const char* devs = std::getenv("UCX_NET_DEVICES");
-  return fmt::format("ucx {}.{}.{}: UCX_TLS={}{}; {} error handling; rank {} reaches {}", major,
+  return fmt::format("ucx {}.{}.{}: UCX_TLS={}{}; {} error handling{}; rank {} reaches {}", major,
                      minor, release, tls ? tls : "all (unset)",
                      devs ? fmt::format(", UCX_NET_DEVICES={}", devs) : "",
-                     opts_.ucx_peer_errors ? "peer" : "no", rank_, chosen_.empty() ? "?" : chosen_);
+                     opts_.ucx_peer_errors ? "peer" : "no",
+                     ids_at_connect_ ? " (remote endpoint ids at connect)" : "", rank_,
+                     chosen_.empty() ? "?" : chosen_);
 }
 
 core::Result<MemoryKeys> UcxTransport::doRegister(char* base, size_t len, MemoryKind /*kind*/,

@@ -1,0 +1,18 @@
+#include "transports/common/host_identity.h"
+
+#include <unistd.h>
+
+#include <fstream>
+
+namespace ccscope::transports {
+
+std::string hostIdentity() {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(boot, id);
+  return std::string(host) + "/" + id;
+}
+
+}  // namespace ccscope::transports
