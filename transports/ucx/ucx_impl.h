@@ -153,7 +153,7 @@ class UcxTransport final : public Transport {
   std::vector<ucp_mem_h> mapped_;  // live ucp_mem_map handles (unmapped at close at the latest)
   std::string chosen_;
   bool closed_ = false;
-  bool ids_at_connect_ = false;  // RESOLVE_REMOTE_EP_ID set on by us (peer mode)
+  bool ids_at_connect_ = false;  // UCX learns remote endpoint ids at connect (by us or the user)
 };
 
 }  // namespace ccscope::transports::ucx

@@ -69,7 +69,10 @@ Status UcxTransport::openContext() {
   // peer force-closes it (an abort), and UCX 1.13 answers from a new endpoint whose id fails an
   // assertion in the asker (ucp_ep.inl:215). Learnt at connect, it cannot. In this context
   // only: a later transport without error handling keeps UCX's default.
-  if (opts_.ucx_peer_errors && !std::getenv("UCX_RESOLVE_REMOTE_EP_ID")) {
+  if (const char* v = std::getenv("UCX_RESOLVE_REMOTE_EP_ID")) {
+    const std::string on = v;
+    ids_at_connect_ = on == "on" || on == "y" || on == "yes" || on == "1";
+  } else if (opts_.ucx_peer_errors) {
     ids_at_connect_ = ucp_config_modify(config, "RESOLVE_REMOTE_EP_ID", "on") == UCS_OK;
     if (!ids_at_connect_)
       spdlog::warn(
@@ -97,10 +100,13 @@ Status UcxTransport::openContext() {
 // ranks on different hosts do. Returns the name peers open, or "" without one.
 std::string UcxTransport::createBoard(launch::Bootstrap& bs) {
   if (const char* v = std::getenv("CCSCOPE_UCX_ABORT_BOARD"); v && std::string(v) == "0") return "";
-  std::string scope;
-  for (char c : opts_.scope) scope += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  const std::string name =
-      fmt::format("/ccscope-ucxab-{}-{}{}", bs.jobToken().substr(0, 16), scope, rank_);
+  auto safe = [](const std::string& in) {
+    std::string out;
+    for (char c : in) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    return out;
+  };
+  const std::string name = fmt::format("/ccscope-ucxab-{}-{}{}", safe(bs.jobToken().substr(0, 16)),
+                                       safe(opts_.scope), rank_);
   auto b = AbortBoard::create(name, size_);
   if (!b.isOk()) {  // no /dev/shm, or a full one: the notice still travels through UCX
     spdlog::debug("ucx: rank {} has no abort board: {}", rank_, b.status().toString());
@@ -354,7 +360,10 @@ void UcxTransport::close() {
     }
   }
   if (UCS_PTR_IS_PTR(flush)) {
-    while (ucp_request_check_status(flush) == UCS_INPROGRESS && !closing.expired())
+    // With peer error handling every endpoint is closed by now: what the flush still waits for
+    // (sends to a peer aborted with rendezvous requests out) will never leave.
+    while (!opts_.ucx_peer_errors && ucp_request_check_status(flush) == UCS_INPROGRESS &&
+           !closing.expired())
       ucp_worker_progress(worker_);
     ucp_request_free(flush);
   }
