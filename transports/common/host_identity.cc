@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <fstream>
 
 namespace ccscope::transports {
@@ -13,6 +14,12 @@ std::string hostIdentity() {
   std::string id;
   std::getline(boot, id);
   return std::string(host) + "/" + id;
+}
+
+std::string shmSafe(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
 }
 
 }  // namespace ccscope::transports

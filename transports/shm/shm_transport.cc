@@ -9,13 +9,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <vector>
 
 #include "launch/socket_util.h"
 #include "transports/common/fixed_queue.h"
+#include "transports/common/host_identity.h"
 #include "transports/shm/shm_address.h"
 #include "transports/shm/shm_segment.h"
 #include "transports/shm/shm_state.h"
@@ -31,13 +31,6 @@ using namespace shm;
 namespace shm_detail {
 
 namespace {
-
-// A bootstrap scope as part of a /dev/shm name: letters and digits only.
-std::string shmSafe(std::string s) {
-  for (char& c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return s;
-}
 
 // An address in a peer's address space, as it published it: only ever handed to the kernel
 // (process_vm_readv), never dereferenced here.

@@ -19,9 +19,7 @@ namespace {
 
 constexpr size_t kBoardBytes = sizeof(BoardHeader) + sizeof(uint32_t) * kBoardEntries;
 
-uint32_t load(const uint32_t& w) {
-  return std::atomic_ref<uint32_t>(const_cast<uint32_t&>(w)).load(std::memory_order_acquire);
-}
+uint32_t load(uint32_t& w) { return std::atomic_ref<uint32_t>(w).load(std::memory_order_acquire); }
 
 }  // namespace
 

@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -100,13 +99,8 @@ Status UcxTransport::openContext() {
 // ranks on different hosts do. Returns the name peers open, or "" without one.
 std::string UcxTransport::createBoard(launch::Bootstrap& bs) {
   if (const char* v = std::getenv("CCSCOPE_UCX_ABORT_BOARD"); v && std::string(v) == "0") return "";
-  auto safe = [](const std::string& in) {
-    std::string out;
-    for (char c : in) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-    return out;
-  };
-  const std::string name = fmt::format("/ccscope-ucxab-{}-{}{}", safe(bs.jobToken().substr(0, 16)),
-                                       safe(opts_.scope), rank_);
+  const std::string name = fmt::format(
+      "/ccscope-ucxab-{}-{}{}", shmSafe(bs.jobToken().substr(0, 16)), shmSafe(opts_.scope), rank_);
   auto b = AbortBoard::create(name, size_);
   if (!b.isOk()) {  // no /dev/shm, or a full one: the notice still travels through UCX
     spdlog::debug("ucx: rank {} has no abort board: {}", rank_, b.status().toString());
