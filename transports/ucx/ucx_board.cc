@@ -109,10 +109,16 @@ std::vector<int> AbortBoard::newMarks() {
   std::vector<int> out;
   if (!base_) return out;
   const uint32_t claimed = std::min(load(header()->marks), kBoardEntries);
-  // An entry claimed but not yet written stops the scan: the next call starts there.
-  for (; seen_ < claimed; ++seen_) {
-    const uint32_t v = load(*entry(seen_));
-    if (v == 0) break;
+  // An entry claimed but not yet written (or whose marker died) is read again next call; the
+  // ones after it are read now, so a dead marker hides no later mark.
+  bool prefix = true;
+  for (uint32_t i = seen_; i < claimed; ++i) {
+    const uint32_t v = load(*entry(i));
+    if (v == 0) {
+      prefix = false;
+      continue;
+    }
+    if (prefix) seen_ = i + 1;
     const size_t rank = v - 1;
     if (rank < reported_.size() && !reported_[rank]) {
       reported_[rank] = true;
