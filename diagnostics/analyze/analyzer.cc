@@ -33,13 +33,19 @@ enum Trigger {
   kWorldSize,
   kWorldSizeSpaced,
   kNcclVersion,
+  kZeroOfOne,
+  kZeroOutOfOne,
+  kMpirun,
+  kMpiexec,
+  kSrun,
   kFirstCrash,  // the rest report a fatal signal
 };
 const std::vector<std::string>& triggerKeywords() {
   static const std::vector<std::string> k = {
       "SeqNum=",     "NCCL work:",    "CA '",          "state:",          "hca_id:",
       "port",        "Bandwidth",     "Access Peer",   "nranks ",         "world_size",
-      "world size ", "NCCL version ", "Caught signal", "received signal", "Segmentation fault",
+      "world size ", "NCCL version ", " 0 of 1",       " 0 out of 1",     "mpirun ",
+      "mpiexec",     "srun ",         "Caught signal", "received signal", "Segmentation fault",
       "SIGSEGV",     "SIGABRT",       "SIGILL"};
   return k;
 }
@@ -157,6 +163,7 @@ void Analyzer::addRuleMatch(const RuleMatch& m, const Event& base) {
   e.verdict = expandTemplate(rule.spec.verdict, m);
   if (rule.peer_group) e.peer = reports::sanitizeText(m.groups[rule.peer_group], kMaxCaptureBytes);
   if (rule.rank_group) e.rank = toRank(m.groups[rule.rank_group]);
+  if (rule.other_rank_group) e.other_rank = toRank(m.groups[rule.other_rank_group]);
   if (rule.host_group) {
     e.host = reports::sanitizeText(m.groups[rule.host_group], kMaxCaptureBytes);
     noteHost(e.host);
@@ -203,6 +210,7 @@ void Analyzer::dispatchTriggers(const std::vector<int>& triggers, std::string_vi
                                 long line_number, const Event& base, std::vector<Event>& derived) {
   bool p2p_fed = false;
   bool ib_fed = false;
+  bool world_fed = false;
   for (int t : triggers) {
     if (t >= kFirstCrash) {
       file_->crash.start(body, line_number, base);
@@ -212,6 +220,10 @@ void Analyzer::dispatchTriggers(const std::vector<int>& triggers, std::string_vi
       versions_.parseLine(
           body, base.host,
           {file_->name, line_number, std::string(body.substr(0, kMaxEvidenceBytes))});
+    } else if (t >= kZeroOfOne && t <= kSrun && !world_fed) {
+      worlds_.parseLine(body,
+                        {file_->name, line_number, std::string(body.substr(0, kMaxEvidenceBytes))});
+      world_fed = true;
     } else if ((t == kSeqNum || t == kNcclWork)) {
       progress_.parseWatchdogLine(
           body, base.rank,
@@ -307,6 +319,7 @@ reports::Diagnosis Analyzer::finish() {
   Event base;
   for (auto& e : progress_.conclude()) addEvent(std::move(e), base);
   for (auto& e : versions_.conclude()) addEvent(std::move(e), base);
+  for (auto& e : worlds_.conclude()) addEvent(std::move(e), base);
   return reason(acc_, files_, lines_);
 }
 

@@ -18,6 +18,7 @@
 #include "diagnostics/analyze/progress_tracker.h"
 #include "diagnostics/analyze/rule_matcher.h"
 #include "diagnostics/analyze/version_tracker.h"
+#include "diagnostics/analyze/world_tracker.h"
 #include "reports/diagnosis.h"
 
 namespace ccscope::diagnostics {
@@ -74,6 +75,7 @@ class Analyzer {
   FindingAccumulator acc_;
   ProgressTracker progress_;
   VersionTracker versions_;
+  WorldTracker worlds_;
   std::unique_ptr<FileState> file_;
   // Phases still open where a file ended, and those some file ended with closed: that settles
   // them in every file (whose order against it is unknown), as when only rank 0 prints that

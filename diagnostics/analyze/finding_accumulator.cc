@@ -66,6 +66,11 @@ void FindingAccumulator::add(const Event& e, const std::string& file_name) {
     auto [r, fresh] = a.ranks.emplace(e.rank, e.host);
     if (!fresh && r->second.empty()) r->second = e.host;
   }
+  if (e.rank >= 0 && e.other_rank >= 0 && a.pair_mentions.size() < kMaxRanksPerFinding) {
+    ++a.rank_pairs;
+    ++a.pair_mentions[e.rank];
+    if (e.other_rank != e.rank) ++a.pair_mentions[e.other_rank];
+  }
   if (!e.host.empty() && a.hosts.size() < kMaxHostsPerFinding) a.hosts.insert(e.host);
   if (!e.peer.empty() && (a.peers.size() < kMaxPeersPerFinding || a.peers.count(e.peer))) {
     std::string reporter = !e.host.empty() ? e.host

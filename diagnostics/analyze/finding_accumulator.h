@@ -27,6 +27,8 @@ struct FindingAggregate {
   double first_time = 0;
   uint64_t first_order = 0;
   std::map<int, std::string> ranks;                    // rank -> host ("" when unknown)
+  long rank_pairs = 0;                                 // events naming a rank and another
+  std::map<int, long> pair_mentions;                   // rank -> pairs that name it
   std::set<std::string> hosts;                         // hosts seen, ranks or not
   std::map<std::string, std::set<std::string>> peers;  // peer -> reporters (host or rank)
   std::set<std::string> files;

@@ -117,6 +117,20 @@ std::string seenSummary(const std::vector<Candidate>& ranked, long files, long l
   return out;
 }
 
+// A symptom that names no rank takes the ranks of the next symptom of its layer: a launcher's
+// report spreads one failure over lines ("1 process returned non-zero", then "Process name:
+// [[j,1],8]"), and only one of them says which rank.
+void borrowSymptomRanks(const std::vector<Candidate>& ranked, reports::Diagnosis& d) {
+  if (!d.culprit.ranks.empty()) return;
+  for (size_t i = 1; i < ranked.size(); ++i) {
+    const auto& f = ranked[i].finding;
+    if (f.kind != reports::FindingKind::kSymptom || f.layer != d.layer) continue;
+    if (f.culprit.ranks.empty()) continue;
+    d.culprit.ranks = f.culprit.ranks;
+    return;
+  }
+}
+
 void addSupportingEvidence(const std::vector<Candidate>& ranked, size_t top,
                            reports::Diagnosis& d) {
   size_t added = 0;
@@ -179,20 +193,41 @@ void setRunnerUp(const std::vector<Candidate>& ranked, reports::Diagnosis& d) {
 
 }  // namespace
 
+// Where lines compare two ranks, the rank every pair names is the one that differs; one pair
+// alone cannot say which of its two it is.
+std::vector<int> commonPairRanks(const FindingAggregate& a) {
+  std::vector<int> out;
+  for (const auto& [rank, n] : a.pair_mentions)
+    if (n == a.rank_pairs) out.push_back(rank);
+  return out;
+}
+
 reports::Culprit culpritOf(const FindingAggregate& a, const FindingAccumulator& acc) {
   reports::Culprit c;
-  std::vector<std::string> rank_hosts;
-  for (const auto& [rank, host] : a.ranks) {
-    if (c.ranks.size() < kMaxCulpritRanks) c.ranks.push_back(rank);
-    const std::string h = host.empty() ? acc.hostOf(rank) : host;
-    if (!h.empty() && std::find(rank_hosts.begin(), rank_hosts.end(), h) == rank_hosts.end()) {
-      rank_hosts.push_back(h);
-    }
+  const bool pairs = a.rank_pairs > 0;
+  if (pairs) {
+    c.ranks = commonPairRanks(a);
+  } else {
+    for (const auto& [rank, host] : a.ranks)
+      if (c.ranks.size() < kMaxCulpritRanks) c.ranks.push_back(rank);
   }
-  for (const auto& h : a.hosts) {
-    if (std::find(rank_hosts.begin(), rank_hosts.end(), h) == rank_hosts.end()) {
+  std::vector<std::string> rank_hosts;
+  auto addHost = [&](const std::string& h) {
+    if (!h.empty() && std::find(rank_hosts.begin(), rank_hosts.end(), h) == rank_hosts.end())
       rank_hosts.push_back(h);
+  };
+  auto hostOf = [&](int rank, const std::string& seen) {
+    return seen.empty() ? acc.hostOf(rank) : seen;
+  };
+  if (pairs) {
+    // The reporters' hosts say nothing about which rank differs.
+    for (int rank : c.ranks) {
+      auto it = a.ranks.find(rank);
+      addHost(hostOf(rank, it != a.ranks.end() ? it->second : std::string()));
     }
+  } else {
+    for (const auto& [rank, host] : a.ranks) addHost(hostOf(rank, host));
+    for (const auto& h : a.hosts) addHost(h);
   }
   if (rank_hosts.size() <= kMaxCulpritHosts) c.hosts = rank_hosts;
   addPeerCulprits(a, c);
@@ -217,6 +252,7 @@ reports::Diagnosis reason(const FindingAccumulator& acc, long files, long lines)
                   ranked.begin() + static_cast<long>(top) + 1);
     conclude(ranked[0].finding, d);
     if (!has_root) {
+      borrowSymptomRanks(ranked, d);
       d.verdict +=
           "; no lower-layer error (network, RDMA, GPU, NCCL) appears in the logs, so the "
           "ranks most likely fell out of step: one rank did not reach the collective";

@@ -32,6 +32,9 @@ struct Rule {
   std::shared_ptr<const std::regex> regex;
   int peer_group = 0;  // 0: none
   int rank_group = 0;
+  // The rank a line compares its own (rank_group) with ("Rank 1 runs X, but Rank 0 runs Y"):
+  // the culprit is the rank every such line names, or both of one pair.
+  int other_rank_group = 0;
   int host_group = 0;
   int layer_group = 0;  // group holding a layer name (ccscope's own status lines)
   // Phases: a rule that `opens` a phase counts only if its file ends before a rule that

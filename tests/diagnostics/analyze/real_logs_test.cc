@@ -27,6 +27,7 @@ using nlohmann::json;
 constexpr double kMinLayerAccuracy = 0.95;
 constexpr double kMinCulpritAccuracy = 0.90;
 constexpr double kMinHeldOutLayerAccuracy = 0.75;
+constexpr double kMinHeldOutCulpritAccuracy = 0.40;
 
 std::vector<std::string> readLines(const fs::path& p) {
   std::ifstream in(p);
@@ -162,8 +163,10 @@ TEST(RealLogsTest, LayerCulpritAndEvidenceMatchTheLabels) {
 // Cases collected after the rules were written, kept apart from the development corpus: their
 // first score was the analyzer's on logs it had never seen (docs/diagnosis.md).
 TEST(RealLogsTest, HeldOutCasesKeepTheirScore) {
-  // Their one labelled culprit (a rank that skipped a collective) is not named yet: no floor.
-  runCases(labelsIn(CCSCOPE_HELD_OUT_LOGS_DIR), "held-out", kMinHeldOutLayerAccuracy, 0.0);
+  // Of their few labelled culprits, several are named only in the thread's prose (a rank that
+  // ran code alone): a floor below the score of 3 of 7.
+  runCases(labelsIn(CCSCOPE_HELD_OUT_LOGS_DIR), "held-out", kMinHeldOutLayerAccuracy,
+           kMinHeldOutCulpritAccuracy);
 }
 
 }  // namespace

@@ -1,0 +1,88 @@
+// Causes that no single line states: processes that each started alone under a launcher that
+// started several, the one rank that every collective-mismatch report names, and the rank a
+// launcher's failure block names on a line of its own.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "test_util.h"
+
+namespace ccscope::diagnostics {
+namespace {
+
+using testing::analyzeMemory;
+
+bool hasFinding(const reports::Diagnosis& d, const std::string& id) {
+  return std::any_of(d.findings.begin(), d.findings.end(),
+                     [&](const reports::Finding& f) { return f.id == id; });
+}
+
+TEST(CrossLineTest, ProcessesThatEachStartedAloneUnderALauncherOfSeveralAreTwoMpis) {
+  const auto d = analyzeMemory(
+      {{"out.txt",
+        {"$ mpirun -np 4 -host a,b ./hello", "Hello from a: rank 0 of 1",
+         "Hello from a: rank 0 of 1", "Hello from b: rank 0 of 1", "Hello from b: rank 0 of 1"}}});
+  EXPECT_EQ(d.layer, core::Layer::kLibrary) << d.verdict;
+  EXPECT_TRUE(hasFinding(d, "library.mpi-singleton-worlds")) << d.verdict;
+  EXPECT_NE(d.verdict.find("asked for 4 processes"), std::string::npos) << d.verdict;
+}
+
+TEST(CrossLineTest, OneSingletonUnderALauncherOfSeveralIsEnough) {
+  const auto d = analyzeMemory(
+      {{"out.txt", {"srun -N 2 -n 8 ./app", "process 0 out of 1 processes started"}}});
+  EXPECT_TRUE(hasFinding(d, "library.mpi-singleton-worlds")) << d.verdict;
+}
+
+TEST(CrossLineTest, SingletonsOfOneProcessRunsOrOfLargerWorldsAreHealthy) {
+  // A one-process run, twice; worlds of 16 and of 1.5; a GPU count, not a rank.
+  for (const auto& lines : std::vector<std::vector<std::string>>{
+           {"mpirun -np 1 ./hello", "rank 0 of 1", "mpirun -np 1 ./hello", "rank 0 of 1"},
+           {"mpirun -np 16 ./hello", "rank 0 of 16", "rank 0 of 16"},
+           {"mpirun -np 2 ./hello", "task 0 of 1.5 done", "using GPU 0 of 1"},
+           {"rank 0 of 1"}}) {
+    const auto d = analyzeMemory({{"out.txt", lines}});
+    EXPECT_FALSE(hasFinding(d, "library.mpi-singleton-worlds")) << lines.front();
+  }
+}
+
+std::string mismatchLine(int self, const char* mine, int other, const char* theirs) {
+  return fmt::format(
+      "RuntimeError: Detected mismatch between collectives on ranks. Rank {} is running "
+      "collective: CollectiveFingerPrint(SequenceNumber=42, OpType={}, TensorShape=[25]), but "
+      "Rank {} is running collective: CollectiveFingerPrint(SequenceNumber=42, OpType={}, "
+      "TensorShape=[1]).",
+      self, mine, other, theirs);
+}
+
+TEST(CrossLineTest, TheRankEveryMismatchReportNamesIsTheCulprit) {
+  testing::Files files;
+  for (int r = 0; r < 8; ++r) {
+    const std::string line = r == 5 ? mismatchLine(5, "BROADCAST", 0, "ALLREDUCE")
+                                    : mismatchLine(r, "ALLREDUCE", 5, "BROADCAST");
+    files.push_back({fmt::format("rank_{}.log", r), {line}});
+  }
+  const auto d = analyzeMemory(files);
+  EXPECT_EQ(d.layer, core::Layer::kApplication) << d.verdict;
+  EXPECT_EQ(d.culprit.ranks, std::vector<int>{5}) << d.verdict;
+}
+
+TEST(CrossLineTest, OneMismatchReportNamesBothOfItsRanks) {
+  const auto d = analyzeMemory({{"rank_1.log", {mismatchLine(1, "ALLREDUCE", 0, "BROADCAST")}}});
+  EXPECT_EQ(d.culprit.ranks, (std::vector<int>{0, 1})) << d.verdict;
+}
+
+TEST(CrossLineTest, ALaunchersFailureBlockNamesTheRankThatFailedFirst) {
+  const auto d = analyzeMemory(
+      {{"mpirun.out",
+        {"Primary job  terminated normally, but 1 process returned",
+         "a non-zero exit code. Per user-direction, the job has been aborted.",
+         "mpirun detected that one or more processes exited with non-zero status, thus causing",
+         "the job to be terminated. The first process to do so was:", "",
+         "  Process name: [[11192,1],6]", "  Exit code:    3"}}});
+  EXPECT_EQ(d.layer, core::Layer::kApplication) << d.verdict;
+  EXPECT_EQ(d.culprit.ranks, std::vector<int>{6}) << d.verdict;
+}
+
+}  // namespace
+}  // namespace ccscope::diagnostics
