@@ -50,6 +50,18 @@ const std::vector<std::string>& triggerKeywords() {
   return k;
 }
 
+// The rank number right after `marker` anywhere in the line; -1 when there is none.
+int rankAfter(std::string_view body, std::string_view marker) {
+  const size_t at = body.find(marker);
+  if (at == std::string_view::npos) return -1;
+  int rank = -1;
+  for (size_t i = at + marker.size(); i < body.size() && i < at + marker.size() + 7; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(body[i]))) break;
+    rank = (rank < 0 ? 0 : rank * 10) + (body[i] - '0');
+  }
+  return rank;
+}
+
 // Replaces "{N}" in a verdict template with capture group N.
 std::string expandTemplate(const std::string& tmpl, const RuleMatch& m) {
   if (tmpl.find('{') == std::string::npos) return {};
@@ -156,14 +168,15 @@ void Analyzer::addEvent(Event e, const Event& base) {
   acc_.add(e, file_name);
 }
 
-void Analyzer::addRuleMatch(const RuleMatch& m, const Event& base) {
+void Analyzer::addRuleMatch(const RuleMatch& m, std::string_view body, const Event& base) {
   const Rule& rule = *m.rule;
   Event e;
   e.spec = rule.layer_group ? specForLayer(rule, m.groups[rule.layer_group]) : &rule.spec;
   e.verdict = expandTemplate(rule.spec.verdict, m);
   if (rule.peer_group) e.peer = reports::sanitizeText(m.groups[rule.peer_group], kMaxCaptureBytes);
   if (rule.rank_group) e.rank = toRank(m.groups[rule.rank_group]);
-  if (rule.other_rank_group) e.other_rank = toRank(m.groups[rule.other_rank_group]);
+  if (!rule.other_rank_after.empty() && e.rank >= 0)
+    e.other_rank = rankAfter(body, rule.other_rank_after);
   if (rule.host_group) {
     e.host = reports::sanitizeText(m.groups[rule.host_group], kMaxCaptureBytes);
     noteHost(e.host);
@@ -206,28 +219,31 @@ void Analyzer::concludePhases() {
   unfinished_.clear();
 }
 
+reports::Evidence Analyzer::evidenceAt(std::string_view body, long line_number) const {
+  return {file_->name, line_number, std::string(body.substr(0, kMaxEvidenceBytes))};
+}
+
 void Analyzer::dispatchTriggers(const std::vector<int>& triggers, std::string_view body,
                                 long line_number, const Event& base, std::vector<Event>& derived) {
   bool p2p_fed = false;
   bool ib_fed = false;
-  bool world_fed = false;
+  bool singleton_fed = false;
+  bool launch_fed = false;
   for (int t : triggers) {
     if (t >= kFirstCrash) {
       file_->crash.start(body, line_number, base);
     } else if (t == kNranks || t == kWorldSize || t == kWorldSizeSpaced) {
       progress_.parseWorldSize(body);
     } else if (t == kNcclVersion) {
-      versions_.parseLine(
-          body, base.host,
-          {file_->name, line_number, std::string(body.substr(0, kMaxEvidenceBytes))});
-    } else if (t >= kZeroOfOne && t <= kSrun && !world_fed) {
-      worlds_.parseLine(body,
-                        {file_->name, line_number, std::string(body.substr(0, kMaxEvidenceBytes))});
-      world_fed = true;
+      versions_.parseLine(body, base.host, evidenceAt(body, line_number));
+    } else if ((t == kZeroOfOne || t == kZeroOutOfOne) && !singleton_fed) {
+      worlds_.parseSingleton(body, evidenceAt(body, line_number));
+      singleton_fed = true;
+    } else if ((t == kMpirun || t == kMpiexec || t == kSrun) && !launch_fed) {
+      worlds_.parseLaunch(body, evidenceAt(body, line_number));
+      launch_fed = true;
     } else if ((t == kSeqNum || t == kNcclWork)) {
-      progress_.parseWatchdogLine(
-          body, base.rank,
-          {file_->name, line_number, std::string(body.substr(0, kMaxEvidenceBytes))});
+      progress_.parseWatchdogLine(body, base.rank, evidenceAt(body, line_number));
     } else if ((t == kCaName || t == kState || t == kHcaId || t == kPort) && !ib_fed) {
       file_->ib.feed(body, line_number, derived);
       ib_fed = true;
@@ -292,7 +308,7 @@ void Analyzer::feedLine(std::string_view raw, long line_number) {
   if (matches_.empty()) return;
   base.evidence.push_back(
       {file_->name, line_number, std::string(ctx.body.substr(0, 4 * kMaxEvidenceBytes))});
-  for (const auto& m : matches_) addRuleMatch(m, base);
+  for (const auto& m : matches_) addRuleMatch(m, ctx.body, base);
 }
 
 core::Status Analyzer::analyzeFile(const std::string& path) {

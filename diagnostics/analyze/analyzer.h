@@ -62,9 +62,10 @@ class Analyzer {
     std::map<std::string, OpenPhase> open_phases;  // phase -> the latest line that opened it
     std::set<std::string> closed;                  // phases a line of this file closed
   };
+  reports::Evidence evidenceAt(std::string_view body, long line_number) const;
   void dispatchTriggers(const std::vector<int>& triggers, std::string_view body, long line_number,
                         const Event& base, std::vector<Event>& derived);
-  void addRuleMatch(const RuleMatch& m, const Event& base);
+  void addRuleMatch(const RuleMatch& m, std::string_view body, const Event& base);
   void noteHost(const std::string& host);
   void concludePhases();
   void addEvent(Event e, const Event& base);

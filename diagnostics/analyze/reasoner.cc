@@ -117,15 +117,16 @@ std::string seenSummary(const std::vector<Candidate>& ranked, long files, long l
   return out;
 }
 
-// A symptom that names no rank takes the ranks of the next symptom of its layer: a launcher's
-// report spreads one failure over lines ("1 process returned non-zero", then "Process name:
-// [[j,1],8]"), and only one of them says which rank.
+// A symptom that names no rank takes the rank of a symptom of its layer that names a failed
+// process: a launcher's report spreads one failure over lines ("1 process returned non-zero",
+// then "Process name: [[j,1],8]"), and only one of them says which rank. A rank that merely
+// reported a timeout is no culprit.
 void borrowSymptomRanks(const std::vector<Candidate>& ranked, reports::Diagnosis& d) {
   if (!d.culprit.ranks.empty()) return;
   for (size_t i = 1; i < ranked.size(); ++i) {
     const auto& f = ranked[i].finding;
     if (f.kind != reports::FindingKind::kSymptom || f.layer != d.layer) continue;
-    if (f.culprit.ranks.empty()) continue;
+    if (!ranked[i].agg->spec->names_failed_process || f.culprit.ranks.empty()) continue;
     d.culprit.ranks = f.culprit.ranks;
     return;
   }
@@ -194,11 +195,14 @@ void setRunnerUp(const std::vector<Candidate>& ranked, reports::Diagnosis& d) {
 }  // namespace
 
 // Where lines compare two ranks, the rank every pair names is the one that differs; one pair
-// alone cannot say which of its two it is.
+// alone cannot say which of its two it is. When several differ, none is in every pair: the most
+// named.
 std::vector<int> commonPairRanks(const FindingAggregate& a) {
+  long most = 0;
+  for (const auto& [rank, n] : a.pair_mentions) most = std::max(most, n);
   std::vector<int> out;
   for (const auto& [rank, n] : a.pair_mentions)
-    if (n == a.rank_pairs) out.push_back(rank);
+    if (n == most && out.size() < kMaxCulpritRanks) out.push_back(rank);
   return out;
 }
 

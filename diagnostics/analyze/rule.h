@@ -23,6 +23,9 @@ struct FindingSpec {
   int weight = 0;  // 0..100: how specific the signature is to one cause
   std::string verdict;
   std::string next_step;
+  // The rank it captures is a process that failed (a launcher's "first process to fail"): a
+  // symptom naming no rank may take it (reasoner.cc).
+  bool names_failed_process = false;
 };
 
 struct Rule {
@@ -32,9 +35,10 @@ struct Rule {
   std::shared_ptr<const std::regex> regex;
   int peer_group = 0;  // 0: none
   int rank_group = 0;
-  // The rank a line compares its own (rank_group) with ("Rank 1 runs X, but Rank 0 runs Y"):
-  // the culprit is the rank every such line names, or both of one pair.
-  int other_rank_group = 0;
+  // The text after which a line names the rank it compares its own (rank_group) with ("Rank 1
+  // runs X, but Rank 0 runs Y"), searched in the whole line, past the regex's window: the
+  // culprit is the rank every such line names, or both of one pair.
+  std::string other_rank_after;
   int host_group = 0;
   int layer_group = 0;  // group holding a layer name (ccscope's own status lines)
   // Phases: a rule that `opens` a phase counts only if its file ends before a rule that

@@ -59,10 +59,11 @@ core::Result<Rule> ruleFromTable(const toml::table& t, const std::string& source
   }
   r.peer_group = static_cast<int>(t["peer_group"].value_or(int64_t{0}));
   r.rank_group = static_cast<int>(t["rank_group"].value_or(int64_t{0}));
-  r.other_rank_group = static_cast<int>(t["other_rank_group"].value_or(int64_t{0}));
+  r.other_rank_after = t["other_rank_after"].value_or(std::string());
+  r.spec.names_failed_process = t["names_failed_process"].value_or(false);
   r.host_group = static_cast<int>(t["host_group"].value_or(int64_t{0}));
   r.layer_group = static_cast<int>(t["layer_group"].value_or(int64_t{0}));
-  for (int g : {r.peer_group, r.rank_group, r.other_rank_group, r.host_group, r.layer_group}) {
+  for (int g : {r.peer_group, r.rank_group, r.host_group, r.layer_group}) {
     if (g < 0 || g > kMaxGroup || static_cast<size_t>(g) > r.regex->mark_count()) {
       return ruleError(source, r.spec.id, "capture group number out of range");
     }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "diagnostics/analyze/world_tracker.h"
 #include "test_util.h"
 
 namespace ccscope::diagnostics {
@@ -35,15 +36,33 @@ TEST(CrossLineTest, OneSingletonUnderALauncherOfSeveralIsEnough) {
 }
 
 TEST(CrossLineTest, SingletonsOfOneProcessRunsOrOfLargerWorldsAreHealthy) {
-  // A one-process run, twice; worlds of 16 and of 1.5; a GPU count, not a rank.
+  // A one-process run after a run of two; worlds of 16 and of 1.5; a GPU count, not a rank; one
+  // process that says it twice, with no launcher line.
   for (const auto& lines : std::vector<std::vector<std::string>>{
-           {"mpirun -np 1 ./hello", "rank 0 of 1", "mpirun -np 1 ./hello", "rank 0 of 1"},
+           {"mpirun -np 2 ./hello", "rank 0 of 2", "mpirun -np 1 ./hello", "rank 0 of 1"},
            {"mpirun -np 16 ./hello", "rank 0 of 16", "rank 0 of 16"},
            {"mpirun -np 2 ./hello", "task 0 of 1.5 done", "using GPU 0 of 1"},
-           {"rank 0 of 1"}}) {
+           {"rank 0 of 1: starting", "rank 0 of 1: exiting"}}) {
     const auto d = analyzeMemory({{"out.txt", lines}});
     EXPECT_FALSE(hasFinding(d, "library.mpi-singleton-worlds")) << lines.front();
   }
+  // The launch in one file, singletons in another: nothing ties them.
+  const auto d = analyzeMemory(
+      {{"launch.txt", {"mpirun -np 4 ./hello"}}, {"rank.txt", {"rank 0 of 1", "rank 0 of 1"}}});
+  EXPECT_FALSE(hasFinding(d, "library.mpi-singleton-worlds")) << d.verdict;
+}
+
+TEST(CrossLineTest, ALauncherLineSaysHowManyProcessesItStarts) {
+  EXPECT_EQ(launchedProcesses("$ mpirun -np 4 ./app -n 1"), 4);
+  EXPECT_EQ(launchedProcesses("srun -N 2 -n8 ./app"), 8);
+  EXPECT_EQ(launchedProcesses("srun --ntasks=6 python train.py"), 6);
+  EXPECT_EQ(launchedProcesses("/opt/ompi/bin/mpirun -nolocal -np 3 ./a"), 3);
+  EXPECT_EQ(launchedProcesses("mpiexec.hydra -n 2 ./a"), 2);
+  EXPECT_EQ(launchedProcesses("[mpiexec@node01] Launch arguments: -n 2"), 0);
+  EXPECT_EQ(launchedProcesses("the mpirun_rsh -np 2 wrapper"), 0);
+  // A line of 64 KiB is scanned, not matched by a recursive regex.
+  EXPECT_EQ(launchedProcesses("mpirun " + std::string(65536, 'x')), 0);
+  EXPECT_EQ(launchedProcesses("srun " + std::string(65536, ' ') + "-n 5"), 5);
 }
 
 std::string mismatchLine(int self, const char* mine, int other, const char* theirs) {
@@ -70,6 +89,18 @@ TEST(CrossLineTest, TheRankEveryMismatchReportNamesIsTheCulprit) {
 TEST(CrossLineTest, OneMismatchReportNamesBothOfItsRanks) {
   const auto d = analyzeMemory({{"rank_1.log", {mismatchLine(1, "ALLREDUCE", 0, "BROADCAST")}}});
   EXPECT_EQ(d.culprit.ranks, (std::vector<int>{0, 1})) << d.verdict;
+}
+
+TEST(CrossLineTest, TheOtherRankIsFoundPastALongFingerprint) {
+  // Fingerprints of many tensors run past the window the rules' expressions see.
+  const std::string shapes = "TensorShape=[" + std::string(6000, '1') + "]";
+  testing::Files files;
+  for (int r = 0; r < 4; ++r) {
+    const std::string line = r == 2 ? mismatchLine(2, shapes.c_str(), 0, "ALLREDUCE")
+                                    : mismatchLine(r, "ALLREDUCE", 2, shapes.c_str());
+    files.push_back({fmt::format("rank_{}.log", r), {line}});
+  }
+  EXPECT_EQ(analyzeMemory(files).culprit.ranks, std::vector<int>{2});
 }
 
 TEST(CrossLineTest, ALaunchersFailureBlockNamesTheRankThatFailedFirst) {
