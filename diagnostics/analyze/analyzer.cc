@@ -38,15 +38,36 @@ enum Trigger {
   kMpirun,
   kMpiexec,
   kSrun,
+  kNetPlugin,
+  kPluginPath,
   kFirstCrash,  // the rest report a fatal signal
 };
 const std::vector<std::string>& triggerKeywords() {
-  static const std::vector<std::string> k = {
-      "SeqNum=",     "NCCL work:",    "CA '",          "state:",          "hca_id:",
-      "port",        "Bandwidth",     "Access Peer",   "nranks ",         "world_size",
-      "world size ", "NCCL version ", " 0 of 1",       " 0 out of 1",     "mpirun ",
-      "mpiexec",     "srun ",         "Caught signal", "received signal", "Segmentation fault",
-      "SIGSEGV",     "SIGABRT",       "SIGILL"};
+  static const std::vector<std::string> k = {"SeqNum=",
+                                             "NCCL work:",
+                                             "CA '",
+                                             "state:",
+                                             "hca_id:",
+                                             "port",
+                                             "Bandwidth",
+                                             "Access Peer",
+                                             "nranks ",
+                                             "world_size",
+                                             "world size ",
+                                             "NCCL version ",
+                                             " 0 of 1",
+                                             " 0 out of 1",
+                                             "mpirun ",
+                                             "mpiexec",
+                                             "srun ",
+                                             "NET/Plugin",
+                                             "Plugin Path",
+                                             "Caught signal",
+                                             "received signal",
+                                             "Segmentation fault",
+                                             "SIGSEGV",
+                                             "SIGABRT",
+                                             "SIGILL"};
   return k;
 }
 
@@ -242,6 +263,8 @@ void Analyzer::dispatchTriggers(const std::vector<int>& triggers, std::string_vi
     } else if ((t == kMpirun || t == kMpiexec || t == kSrun) && !launch_fed) {
       worlds_.parseLaunch(body, evidenceAt(body, line_number));
       launch_fed = true;
+    } else if (t == kNetPlugin || t == kPluginPath) {
+      plugins_.parseLine(body, base.host, evidenceAt(body, line_number));
     } else if ((t == kSeqNum || t == kNcclWork)) {
       progress_.parseWatchdogLine(body, base.rank, evidenceAt(body, line_number));
     } else if ((t == kCaName || t == kState || t == kHcaId || t == kPort) && !ib_fed) {
@@ -336,6 +359,7 @@ reports::Diagnosis Analyzer::finish() {
   for (auto& e : progress_.conclude()) addEvent(std::move(e), base);
   for (auto& e : versions_.conclude()) addEvent(std::move(e), base);
   for (auto& e : worlds_.conclude()) addEvent(std::move(e), base);
+  for (auto& e : plugins_.conclude()) addEvent(std::move(e), base);
   return reason(acc_, files_, lines_);
 }
 

@@ -77,6 +77,7 @@ class Analyzer {
   ProgressTracker progress_;
   VersionTracker versions_;
   WorldTracker worlds_;
+  NetPluginTracker plugins_;
   std::unique_ptr<FileState> file_;
   // Phases still open where a file ended, and those some file ended with closed: that settles
   // them in every file (whose order against it is unknown), as when only rank 0 prints that

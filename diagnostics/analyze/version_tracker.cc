@@ -8,6 +8,8 @@ namespace ccscope::diagnostics {
 namespace {
 
 constexpr size_t kMaxVersions = 16;
+constexpr size_t kMaxPluginHosts = 4096;
+constexpr size_t kMaxPluginCulprits = 8;
 
 }  // namespace
 
@@ -57,6 +59,51 @@ std::vector<Event> VersionTracker::conclude() const {
     one.host = seen.host;
     one.evidence.push_back(seen.evidence);
     out.push_back(std::move(one));
+  }
+  return out;
+}
+
+const FindingSpec& netPluginMismatchSpec() {
+  static const FindingSpec spec{
+      "library.nccl-net-plugin-differs",
+      core::Layer::kLibrary,
+      reports::FindingKind::kRoot,
+      62,
+      "hosts of one job load different NCCL network plugins: some use NCCL's internal one",
+      "Make every node load the same plugin: the same image, NCCL_NET_PLUGIN and "
+      "LD_LIBRARY_PATH (the plugin's directory) on every node; NCCL_DEBUG=INFO prints each "
+      "node's NET/Plugin line."};
+  return spec;
+}
+
+void NetPluginTracker::parseLine(std::string_view body, const std::string& host,
+                                 const reports::Evidence& where) {
+  if (host.empty()) return;  // a line that names no host cannot be compared
+  const bool internal = body.find("Could not find: libnccl-net") != std::string_view::npos ||
+                        body.find("Using internal net") != std::string_view::npos ||
+                        body.find("No plugin found") != std::string_view::npos;
+  const bool loaded = !internal && (body.find("Loaded net plugin") != std::string_view::npos ||
+                                    body.find("Plugin Path :") != std::string_view::npos);
+  auto& into = internal ? internal_ : loaded_;
+  if ((internal || loaded) && (into.size() < kMaxPluginHosts || into.count(host)))
+    into.try_emplace(host, where);
+}
+
+std::vector<Event> NetPluginTracker::conclude() const {
+  std::vector<Event> out;
+  if (loaded_.empty() || internal_.empty()) return out;
+  const reports::Evidence& loaded = loaded_.begin()->second;
+  for (const auto& [host, where] : internal_) {
+    if (loaded_.count(host)) continue;  // one host that says both: two processes differ there
+    if (out.size() >= kMaxPluginCulprits) break;
+    Event e;
+    e.spec = &netPluginMismatchSpec();
+    e.verdict =
+        fmt::format("{} ({} of {} host(s) fell back to it; {} loaded one)", e.spec->verdict,
+                    internal_.size(), internal_.size() + loaded_.size(), loaded_.begin()->first);
+    e.host = host;
+    e.evidence = {where, loaded};
+    out.push_back(std::move(e));
   }
   return out;
 }

@@ -29,4 +29,22 @@ class VersionTracker {
 
 const FindingSpec& versionMismatchSpec();
 
+// NetPluginTracker: whether each host's NCCL loaded a network plugin ("NET/Plugin: Loaded net
+// plugin ...", "Plugin Path : ...") or fell back to its internal one ("Could not find:
+// libnccl-net.so", "Using internal network plugin"). Hosts of one job that differ there use
+// different network transports, which hangs or fails their connections.
+class NetPluginTracker {
+ public:
+  // Parses one line that contains "Plugin" (cheap otherwise).
+  void parseLine(std::string_view body, const std::string& host, const reports::Evidence& where);
+  // Events naming the hosts without the plugin when some hosts loaded one (none otherwise).
+  std::vector<Event> conclude() const;
+
+ private:
+  std::map<std::string, reports::Evidence> loaded_;    // host -> a line that loaded a plugin
+  std::map<std::string, reports::Evidence> internal_;  // host -> a line that fell back
+};
+
+const FindingSpec& netPluginMismatchSpec();
+
 }  // namespace ccscope::diagnostics

@@ -115,5 +115,29 @@ TEST(CrossLineTest, ALaunchersFailureBlockNamesTheRankThatFailedFirst) {
   EXPECT_EQ(d.culprit.ranks, std::vector<int>{6}) << d.verdict;
 }
 
+TEST(CrossLineTest, AHostWithoutTheNetworkPluginTheOthersLoadIsNamed) {
+  const auto d = analyzeMemory(
+      {{"node04.log",
+        {"node04:589474:589541 [0] NCCL INFO Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/"
+         "libnccl-net.so",
+         "node04:589474:589541 [0] NCCL INFO NET/Plugin: Loaded net plugin NCCL RDMA Plugin (v7)"}},
+       {"node11.log",
+        {"node11:18226:18274 [5] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using "
+         "internal network plugin."}}});
+  EXPECT_EQ(d.layer, core::Layer::kLibrary) << d.verdict;
+  EXPECT_TRUE(hasFinding(d, "library.nccl-net-plugin-differs")) << d.verdict;
+  EXPECT_EQ(d.culprit.hosts, std::vector<std::string>{"node11"}) << d.verdict;
+}
+
+TEST(CrossLineTest, HostsThatAllUseTheInternalNetworkAgree) {
+  const auto d = analyzeMemory(
+      {{"a.log",
+        {"node01:1:1 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal "
+         "network plugin.",
+         "node02:2:2 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal "
+         "network plugin."}}});
+  EXPECT_FALSE(hasFinding(d, "library.nccl-net-plugin-differs")) << d.verdict;
+}
+
 }  // namespace
 }  // namespace ccscope::diagnostics
