@@ -82,8 +82,10 @@ void NetPluginTracker::parseLine(std::string_view body, const std::string& host,
   const bool internal = body.find("Could not find: libnccl-net") != std::string_view::npos ||
                         body.find("Using internal net") != std::string_view::npos ||
                         body.find("No plugin found") != std::string_view::npos;
+  // NCCL's tuner and profiler plugins print the same "Plugin Path" line for their libraries.
   const bool loaded = !internal && (body.find("Loaded net plugin") != std::string_view::npos ||
-                                    body.find("Plugin Path :") != std::string_view::npos);
+                                    (body.find("Plugin Path :") != std::string_view::npos &&
+                                     body.find("nccl-net") != std::string_view::npos));
   auto& into = internal ? internal_ : loaded_;
   if ((internal || loaded) && (into.size() < kMaxPluginHosts || into.count(host)))
     into.try_emplace(host, where);
