@@ -79,13 +79,16 @@ const FindingSpec& netPluginMismatchSpec() {
 void NetPluginTracker::parseLine(std::string_view body, const std::string& host,
                                  const reports::Evidence& where) {
   if (host.empty()) return;  // a line that names no host cannot be compared
-  const bool internal = body.find("Could not find: libnccl-net") != std::string_view::npos ||
-                        body.find("Using internal net") != std::string_view::npos ||
-                        body.find("No plugin found") != std::string_view::npos;
-  // NCCL's tuner and profiler plugins print the same "Plugin Path" line for their libraries.
-  const bool loaded = !internal && (body.find("Loaded net plugin") != std::string_view::npos ||
-                                    (body.find("Plugin Path :") != std::string_view::npos &&
-                                     body.find("nccl-net") != std::string_view::npos));
+  // Only the final fallback: NCCL also reports each plugin name it tried ("No plugin found
+  // (X)") before it loads another.
+  const bool internal = body.find("Using internal net") != std::string_view::npos ||
+                        body.find("using internal implementation") != std::string_view::npos;
+  // "Plugin Path" is printed by the nccl-rdma-sharp plugins themselves, for net and collnet.
+  const bool loaded =
+      !internal && (body.find("Loaded net plugin") != std::string_view::npos ||
+                    body.find("Plugin name set by env to") != std::string_view::npos ||
+                    (body.find("Plugin Path :") != std::string_view::npos &&
+                     body.find("nccl-net") != std::string_view::npos));
   auto& into = internal ? internal_ : loaded_;
   if ((internal || loaded) && (into.size() < kMaxPluginHosts || into.count(host)))
     into.try_emplace(host, where);
@@ -95,14 +98,15 @@ std::vector<Event> NetPluginTracker::conclude() const {
   std::vector<Event> out;
   if (loaded_.empty() || internal_.empty()) return out;
   const reports::Evidence& loaded = loaded_.begin()->second;
+  size_t only_internal = 0;
+  for (const auto& [host, where] : internal_) only_internal += loaded_.count(host) ? 0 : 1;
   for (const auto& [host, where] : internal_) {
     if (loaded_.count(host)) continue;  // one host that says both: two processes differ there
     if (out.size() >= kMaxPluginCulprits) break;
     Event e;
     e.spec = &netPluginMismatchSpec();
-    e.verdict =
-        fmt::format("{} ({} of {} host(s) fell back to it; {} loaded one)", e.spec->verdict,
-                    internal_.size(), internal_.size() + loaded_.size(), loaded_.begin()->first);
+    e.verdict = fmt::format("{} ({} of {} host(s) fell back to it; {} loaded one)", e.spec->verdict,
+                            only_internal, only_internal + loaded_.size(), loaded_.begin()->first);
     e.host = host;
     e.evidence = {where, loaded};
     out.push_back(std::move(e));

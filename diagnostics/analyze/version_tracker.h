@@ -30,9 +30,10 @@ class VersionTracker {
 const FindingSpec& versionMismatchSpec();
 
 // NetPluginTracker: whether each host's NCCL loaded a network plugin ("NET/Plugin: Loaded net
-// plugin ...", "Plugin Path : ...") or fell back to its internal one ("Could not find:
-// libnccl-net.so", "Using internal network plugin"). Hosts of one job that differ there use
-// different network transports, which hangs or fails their connections.
+// plugin ...", "Plugin name set by env to ...", the sharp plugins' "Plugin Path : ...") or fell
+// back to its internal one ("... Using internal network plugin", "... using internal
+// implementation"). Hosts of one job that differ there use different network transports, which
+// hangs or fails their connections.
 class NetPluginTracker {
  public:
   // Parses one line that contains "Plugin" (cheap otherwise).
