@@ -15,7 +15,7 @@ struct Event {
   const FindingSpec* spec = nullptr;
   std::string verdict;  // empty: spec->verdict
   int rank = -1;
-  int other_rank = -1;  // the rank this one compared itself with (Rule::other_rank_group)
+  int other_rank = -1;  // the rank this one compared itself with (Rule::other_rank_after)
   std::string host;
   std::string peer;  // remote endpoint the line blames (IP, host or "rank N")
   bool has_time = false;
