@@ -71,18 +71,6 @@ const std::vector<std::string>& triggerKeywords() {
   return k;
 }
 
-// The rank number right after `marker` anywhere in the line; -1 when there is none.
-int rankAfter(std::string_view body, std::string_view marker) {
-  const size_t at = body.find(marker);
-  if (at == std::string_view::npos) return -1;
-  int rank = -1;
-  for (size_t i = at + marker.size(); i < body.size() && i < at + marker.size() + 7; ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(body[i]))) break;
-    rank = (rank < 0 ? 0 : rank * 10) + (body[i] - '0');
-  }
-  return rank;
-}
-
 // Replaces "{N}" in a verdict template with capture group N.
 std::string expandTemplate(const std::string& tmpl, const RuleMatch& m) {
   if (tmpl.find('{') == std::string::npos) return {};
@@ -109,6 +97,12 @@ int toRank(std::string_view s) {
     ++n;
   }
   return n ? v : -1;
+}
+
+// The rank number right after `marker` anywhere in the line; -1 when there is none.
+int rankAfter(std::string_view body, std::string_view marker) {
+  const size_t at = body.find(marker);
+  return at == std::string_view::npos ? -1 : toRank(body.substr(at + marker.size()));
 }
 
 }  // namespace

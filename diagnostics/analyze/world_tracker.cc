@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <string>
@@ -47,7 +48,7 @@ size_t findLauncher(std::string_view body) {
   for (std::string_view name : kNames) {
     for (size_t at = body.find(name); at != std::string_view::npos; at = body.find(name, at + 1)) {
       const size_t end = at + name.size();
-      const bool starts = at == 0 || !isWordChar(body[at - 1]) || body[at - 1] == '_';
+      const bool starts = at == 0 || !isWordChar(body[at - 1]);
       const bool ends = end < body.size() && (isSpace(body[end]) || body[end] == '.');
       if (starts && ends) return end;
     }
@@ -77,8 +78,8 @@ int launchedProcesses(std::string_view body) {
         value_next = true;
       else if (rest.front() == '=')
         return leadingNumber(rest.substr(1));
-      else if (opt == "-n" && leadingNumber(rest) > 0)
-        return leadingNumber(rest);  // srun -n8
+      else if (const int n = leadingNumber(rest); opt == "-n" && n > 0)
+        return n;  // srun -n8
       break;
     }
   }
@@ -109,11 +110,8 @@ void WorldTracker::parseLaunch(std::string_view body, const reports::Evidence& w
 
 void WorldTracker::parseSingleton(std::string_view body, const reports::Evidence& where) {
   if (launched_ < 2 || where.file != launch_file_ || !saysSingleton(body)) return;
-  if (singletons_++ == 0) {
-    most_launched_ = launched_;
-    evidence_.push_back(launch_);
-  }
-  if (launched_ > most_launched_) most_launched_ = launched_;
+  if (singletons_++ == 0) evidence_.push_back(launch_);
+  most_launched_ = std::max(most_launched_, launched_);
   if (evidence_.size() < kMaxEvidence) evidence_.push_back(where);
 }
 

@@ -1,6 +1,7 @@
 // Causes that no single line states: processes that each started alone under a launcher that
-// started several, the one rank that every collective-mismatch report names, and the rank a
-// launcher's failure block names on a line of its own.
+// started several, the one rank that every collective-mismatch report names, the rank a
+// launcher's failure block names on a line of its own, and a host without the network plugin the
+// others load.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 

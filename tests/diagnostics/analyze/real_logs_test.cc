@@ -164,7 +164,7 @@ TEST(RealLogsTest, LayerCulpritAndEvidenceMatchTheLabels) {
 // first score was the analyzer's on logs it had never seen (docs/diagnosis.md).
 TEST(RealLogsTest, HeldOutCasesKeepTheirScore) {
   // Of their few labelled culprits, several are named only in the thread's prose (a rank that
-  // ran code alone): a floor below the score of 3 of 7.
+  // ran code alone): a floor below the current score (6 of 10).
   runCases(labelsIn(CCSCOPE_HELD_OUT_LOGS_DIR), "held-out", kMinHeldOutLayerAccuracy,
            kMinHeldOutCulpritAccuracy);
 }
