@@ -42,7 +42,7 @@ struct Child {
   auto store =
       launch::StoreClient::join(launch::HostPort{"127.0.0.1", port}, token, rank, o.np, deadline);
   if (!store) childExit(rank, 2, "join: " + store.status().toString());
-  auto made = makeTransport(o.transport, o.options);
+  auto made = o.make ? o.make(o.options) : makeTransport(o.transport, o.options);
   if (!made) childExit(rank, 2, "makeTransport: " + made.status().toString());
   Transport& t = **made;
   core::Status st = t.connect(**store, deadline);

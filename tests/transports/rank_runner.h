@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "core/deadline.h"
@@ -34,6 +35,8 @@ struct RankRunOptions {
   double timeout_s = 60;      // the parent kills every rank still running after this
   int killed_rank = -1;       // this rank is expected to die by SIGKILL
   bool final_barrier = true;  // ranks wait for each other before tearing the transport down
+  // Builds the transport in each rank (after fork); unset: makeTransport(transport, options).
+  std::function<core::Result<std::unique_ptr<Transport>>(const TransportOptions&)> make;
 };
 
 // np ranks of `transport`, all on this host (local_ranks = np), killed after timeout_s.

@@ -1,7 +1,6 @@
 // The CUDA-IPC transport's data path: posts, announcements, matching, copies and completion.
 #include <fmt/format.h>
 
-#include "core/cuda_status.h"
 #include "transports/common/pair_errors.h"
 #include "transports/cuda_ipc/cuda_ipc_impl.h"
 
@@ -107,8 +106,8 @@ void CudaIpcTransport::onUnmap(int p, const Ctrl& c) {
   std::array<char, sizeof(cudaIpcMemHandle_t)> key{};
   std::memcpy(key.data(), &c.mem, sizeof c.mem);
   if (auto it = peer.opened.find(key); it != peer.opened.end()) {
-    cudaStreamSynchronize(peer.stream);
-    cudaIpcCloseMemHandle(it->second);
+    ops_.stream_synchronize(peer.stream);
+    ops_.ipc_close_mem_handle(it->second);
     peer.opened.erase(it);
   }
   Ctrl reply;
@@ -155,9 +154,8 @@ core::Result<char*> CudaIpcTransport::openPeerMemory(int p, const cudaIpcMemHand
   auto& opened = peers_[p].opened;
   if (auto it = opened.find(key); it != opened.end()) return it->second;
   void* ptr = nullptr;
-  if (cudaError_t e = cudaIpcOpenMemHandle(&ptr, h, cudaIpcMemLazyEnablePeerAccess);
-      e != cudaSuccess)
-    return core::cudaStatus("cudaIpcOpenMemHandle", e, Layer::kGpu, p)
+  if (cudaError_t e = ops_.ipc_open_mem_handle(&ptr, h); e != cudaSuccess)
+    return cudaErr("cudaIpcOpenMemHandle", e, p)
         .prepend(fmt::format("opening rank {}'s buffer", p));
   opened.emplace(key, static_cast<char*>(ptr));
   return static_cast<char*>(ptr);
@@ -187,13 +185,10 @@ void CudaIpcTransport::matchOne(int p, uint32_t slot, const Ctrl& a) {
     Status s = src.status();
     const uint32_t ev = static_cast<uint32_t>(a.seq % kEventsPerPeer);
     if (s.isOk() && a.len)
-      s = core::cudaStatus(
-          "cudaMemcpyAsync",
-          cudaMemcpyAsync(rec.buf, *src + a.offset, a.len, cudaMemcpyDeviceToDevice, peer.stream),
-          Layer::kGpu, p);
+      s = cudaErr("cudaMemcpyAsync",
+                  ops_.memcpy_async(rec.buf, *src + a.offset, a.len, peer.stream), p);
     if (s.isOk())
-      s = core::cudaStatus("cudaEventRecord", cudaEventRecord(peer.own_events[ev], peer.stream),
-                           Layer::kGpu, p);
+      s = cudaErr("cudaEventRecord", ops_.event_record(peer.own_events[ev], peer.stream), p);
     if (!s.isOk()) {  // the sender is told, or it would wait for an acknowledgement until its
                       // deadline
       abortPeer(p, s);
@@ -227,24 +222,24 @@ void CudaIpcTransport::matchPeer(int p) {
 void CudaIpcTransport::pollPeer(int p) {
   Peer& peer = peers_[p];
   while (!peer.copies.empty()) {
-    cudaError_t e = cudaEventQuery(peer.own_events[peer.copies.front().event]);
+    cudaError_t e = ops_.event_query(peer.own_events[peer.copies.front().event]);
     if (e == cudaErrorNotReady) break;
     const uint32_t slot = peer.copies.front().slot;
     peer.copies.pop_front();
     if (e != cudaSuccess) {
-      table_->fail(slot, core::cudaStatus("cudaEventQuery", e, Layer::kGpu, p));
+      table_->fail(slot, cudaErr("cudaEventQuery", e, p));
       continue;
     }
     table_->addBytes(slot, table_->slot(slot).len);
     table_->complete(slot);
   }
   while (!peer.acked.empty()) {
-    cudaError_t e = cudaEventQuery(peer.peer_events[peer.acked.front().event]);
+    cudaError_t e = ops_.event_query(peer.peer_events[peer.acked.front().event]);
     if (e == cudaErrorNotReady) break;
     const uint32_t slot = peer.acked.front().slot;
     peer.acked.pop_front();
     if (e != cudaSuccess) {
-      table_->fail(slot, core::cudaStatus("cudaEventQuery", e, Layer::kGpu, p));
+      table_->fail(slot, cudaErr("cudaEventQuery", e, p));
       continue;
     }
     table_->addBytes(slot, table_->slot(slot).len);
@@ -298,7 +293,7 @@ void CudaIpcTransport::cancelPending(uint32_t slot) {
   if (rec.dir == Dir::kRecv) {
     for (const Copy& c : peer.copies)
       if (c.slot == slot) {
-        cudaStreamSynchronize(peer.stream);
+        ops_.stream_synchronize(peer.stream);
         break;
       }
     return;

@@ -12,6 +12,7 @@
 
 #include "core/host_memory.h"
 #include "transports/cuda_ipc/cuda_ipc_control.h"
+#include "transports/cuda_ipc/cuda_ipc_ops.h"
 #include "transports/cuda_ipc/cuda_ipc_transport.h"
 
 namespace ccscope::transports::cuda_ipc {
@@ -24,7 +25,8 @@ struct ExportedRange {
 
 class CudaIpcTransport final : public Transport {
  public:
-  explicit CudaIpcTransport(TransportOptions opts) : opts_(std::move(opts)) {}
+  CudaIpcTransport(TransportOptions opts, const CudaIpcOps& ops)
+      : opts_(std::move(opts)), ops_(ops) {}
   ~CudaIpcTransport() override { close(); }
   CudaIpcTransport(const CudaIpcTransport&) = delete;
   CudaIpcTransport& operator=(const CudaIpcTransport&) = delete;
@@ -88,8 +90,11 @@ class CudaIpcTransport final : public Transport {
   void onUnmap(int peer, const Ctrl& c);
   void failPeer(int peer, const core::Status& why);
   char* ctrlBuf(int peer, bool recv, uint32_t index);
+  // A CUDA error as Status, in CUDA's own words (through the table).
+  core::Status cudaErr(const char* call, cudaError_t e, int peer = -1) const;
 
   TransportOptions opts_;
+  const CudaIpcOps& ops_;
   std::unique_ptr<Transport> ctrl_;  // shm: announcements and acknowledgements
   core::HostBuffer ctrl_mem_;
   Registration ctrl_reg_;

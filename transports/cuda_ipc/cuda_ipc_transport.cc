@@ -1,4 +1,3 @@
-#include <cudaTypedefs.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -6,6 +5,7 @@
 
 #include "core/cuda_status.h"
 #include "transports/common/hex.h"
+#include "transports/shm/shm_transport.h"
 #include "transports/cuda_ipc/cuda_ipc_impl.h"
 
 namespace ccscope::transports {
@@ -16,26 +16,10 @@ using core::Code;
 using core::Layer;
 using core::Status;
 
-namespace {
-
-// cuMemGetAddressRange through the runtime's entry-point lookup: the binary then needs no
-// libcuda at link time, and runs (and says why it cannot) where no driver is installed.
-using GetAddressRange = PFN_cuMemGetAddressRange_v3020;
-
-core::Result<GetAddressRange> addressRangeFn() {
-  thread_local void* fn = nullptr;
-  if (fn) return reinterpret_cast<GetAddressRange>(fn);
-  cudaDriverEntryPointQueryResult q{};
-  CCSCOPE_CUDA_RETURN(
-      "cudaGetDriverEntryPointByVersion",
-      cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000, cudaEnableDefault, &q));
-  if (!fn || q != cudaDriverEntryPointSuccess)
-    return Status(Code::kUnavailable, "the CUDA driver has no cuMemGetAddressRange")
-        .withLayer(Layer::kGpu);
-  return reinterpret_cast<GetAddressRange>(fn);
+Status CudaIpcTransport::cudaErr(const char* call, cudaError_t e, int peer) const {
+  return core::cudaStatusNamed(call, e, ops_.error_name(e), ops_.error_string(e), Layer::kGpu,
+                               peer);
 }
-
-}  // namespace
 
 char* CudaIpcTransport::ctrlBuf(int peer, bool recv, uint32_t index) {
   const size_t per_peer = kCtrlRecvsPerPeer + kCtrlSendsPerPeer;
@@ -47,7 +31,7 @@ char* CudaIpcTransport::ctrlBuf(int peer, bool recv, uint32_t index) {
 Status CudaIpcTransport::connectControl(launch::Bootstrap& bs, core::Deadline deadline) {
   TransportOptions o = opts_;
   o.scope = opts_.scope + "cudaipc-";
-  CCSCOPE_ASSIGN_OR_RETURN(ctrl_, makeTransport("shm", o));
+  ctrl_ = makeShmTransport(o);
   if (Status s = ctrl_->connect(bs, deadline); !s.isOk())
     return s.prepend("cuda-ipc's control channel (shm: every rank must be on this node)");
   const size_t bytes =
@@ -64,17 +48,14 @@ Status CudaIpcTransport::exchangeEvents(launch::Bootstrap& bs, core::Deadline de
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
     Peer& peer = peers_[p];
-    CCSCOPE_CUDA_RETURN("cudaStreamCreateWithFlags",
-                        cudaStreamCreateWithFlags(&peer.stream, cudaStreamNonBlocking));
+    CCSCOPE_RETURN_IF_ERROR(cudaErr("cudaStreamCreateWithFlags", ops_.stream_create(&peer.stream)));
     std::string handles;
     for (uint32_t i = 0; i < kEventsPerPeer; ++i) {
       cudaEvent_t e = nullptr;
-      CCSCOPE_CUDA_RETURN(
-          "cudaEventCreateWithFlags",
-          cudaEventCreateWithFlags(&e, cudaEventDisableTiming | cudaEventInterprocess));
+      CCSCOPE_RETURN_IF_ERROR(cudaErr("cudaEventCreateWithFlags", ops_.event_create_ipc(&e)));
       peer.own_events.push_back(e);
       cudaIpcEventHandle_t h{};
-      CCSCOPE_CUDA_RETURN("cudaIpcGetEventHandle", cudaIpcGetEventHandle(&h, e));
+      CCSCOPE_RETURN_IF_ERROR(cudaErr("cudaIpcGetEventHandle", ops_.ipc_get_event_handle(&h, e)));
       handles += toHex(&h, sizeof h);
     }
     CCSCOPE_RETURN_IF_ERROR(
@@ -92,8 +73,8 @@ Status CudaIpcTransport::exchangeEvents(launch::Bootstrap& bs, core::Deadline de
       cudaIpcEventHandle_t h{};
       fromHex(v.substr(i * hex, hex), &h, sizeof h);
       cudaEvent_t e = nullptr;
-      if (cudaError_t err = cudaIpcOpenEventHandle(&e, h); err != cudaSuccess)
-        return core::cudaStatus("cudaIpcOpenEventHandle", err, Layer::kGpu, p)
+      if (cudaError_t err = ops_.ipc_open_event_handle(&e, h); err != cudaSuccess)
+        return cudaErr("cudaIpcOpenEventHandle", err, p)
             .prepend(fmt::format("opening rank {}'s events (is it on this node?)", p));
       peers_[p].peer_events.push_back(e);
     }
@@ -105,12 +86,11 @@ Status CudaIpcTransport::connect(launch::Bootstrap& bs, core::Deadline deadline)
   initTable(bs.rank(), bs.size());
   setSpinPolicy(opts_.local_ranks);
   int n = 0;
-  CCSCOPE_RETURN_IF_ERROR(core::cudaStatus("cudaGetDeviceCount", cudaGetDeviceCount(&n)));
+  CCSCOPE_RETURN_IF_ERROR(cudaErr("cudaGetDeviceCount", ops_.get_device_count(&n)));
   if (n == 0)
     return Status(Code::kUnavailable, "cudaGetDeviceCount: no CUDA device visible")
         .withLayer(Layer::kGpu);
-  CCSCOPE_CUDA_RETURN("cudaGetDevice", cudaGetDevice(&device_));
-  CCSCOPE_RETURN_IF_ERROR(addressRangeFn().status());
+  CCSCOPE_RETURN_IF_ERROR(cudaErr("cudaGetDevice", ops_.get_device(&device_)));
   peers_ = std::vector<Peer>(size_);
   CCSCOPE_RETURN_IF_ERROR(connectControl(bs, deadline));
   CCSCOPE_RETURN_IF_ERROR(exchangeEvents(bs, deadline));
@@ -126,21 +106,21 @@ Status CudaIpcTransport::connect(launch::Bootstrap& bs, core::Deadline deadline)
 
 core::Result<MemoryKeys> CudaIpcTransport::doRegister(char* base, size_t /*len*/,
                                                       MemoryKind /*kind*/, int /*device*/) {
-  CCSCOPE_ASSIGN_OR_RETURN(GetAddressRange range, addressRangeFn());
-  CUdeviceptr alloc = 0;
+  char* alloc = nullptr;
   size_t alloc_len = 0;
-  if (CUresult r = range(&alloc, &alloc_len, reinterpret_cast<CUdeviceptr>(base));
-      r != CUDA_SUCCESS)
-    return Status(Code::kInvalidArgument,
-                  fmt::format("cuMemGetAddressRange: {} is not device memory (CUresult {})",
-                              static_cast<void*>(base), static_cast<int>(r)))
-        .withLayer(Layer::kGpu)
-        .withNative("cuMemGetAddressRange", r);
+  if (cudaError_t e = ops_.address_range(base, &alloc, &alloc_len); e != cudaSuccess) {
+    Status s = cudaErr("cuMemGetAddressRange", e);
+    if (e == cudaErrorInvalidValue)
+      return Status(Code::kInvalidArgument, fmt::format("cuMemGetAddressRange: {} is not device "
+                                                        "memory",
+                                                        static_cast<void*>(base)))
+          .withLayer(Layer::kGpu)
+          .withNative("cuMemGetAddressRange", e);
+    return s;
+  }
   auto x = std::make_unique<ExportedRange>();
-  // CUDA hands device addresses out as integers.
-  x->alloc_base = reinterpret_cast<const char*>(alloc);  // NOLINT(performance-no-int-to-ptr)
-  CCSCOPE_CUDA_RETURN("cudaIpcGetMemHandle",
-                      cudaIpcGetMemHandle(&x->handle, const_cast<char*>(x->alloc_base)));
+  x->alloc_base = alloc;
+  CCSCOPE_RETURN_IF_ERROR(cudaErr("cudaIpcGetMemHandle", ops_.ipc_get_mem_handle(&x->handle, alloc)));
   MemoryKeys k;
   k.handle = x.get();
   exported_.push_back(std::move(x));
@@ -190,7 +170,7 @@ void CudaIpcTransport::failPeer(int p, const Status& why) {
   if (peer.dead) return;
   peer.dead = true;
   // Our copies write our own buffers: none may land after the caller got them back.
-  if (peer.stream) cudaStreamSynchronize(peer.stream);
+  if (peer.stream) ops_.stream_synchronize(peer.stream);
   table_->failPeer(p, why);
   peer.sends.clear();
   peer.acked.clear();
@@ -208,7 +188,8 @@ void CudaIpcTransport::abortPeer(int p, const Status& why) {
   sendControl(p, c);
   const core::Deadline until = core::Deadline::afterSeconds(1);
   for (const Copy& a : peers_[p].acked)
-    while (cudaEventQuery(peers_[p].peer_events[a.event]) == cudaErrorNotReady && !until.expired())
+    while (ops_.event_query(peers_[p].peer_events[a.event]) == cudaErrorNotReady &&
+           !until.expired())
       blockFor(20000);
   failPeer(p, why);
   if (ctrl_) ctrl_->progress().ignore();  // best effort: the abort may leave now
@@ -221,10 +202,10 @@ void CudaIpcTransport::close() {
     Peer& peer = peers_[p];
     if (p == rank_) continue;
     failPeer(p, Status(Code::kAborted, "cuda-ipc transport closed"));
-    for (auto& [h, ptr] : peer.opened) cudaIpcCloseMemHandle(ptr);
-    for (cudaEvent_t e : peer.own_events) cudaEventDestroy(e);
-    for (cudaEvent_t e : peer.peer_events) cudaEventDestroy(e);
-    if (peer.stream) cudaStreamDestroy(peer.stream);
+    for (auto& [h, ptr] : peer.opened) ops_.ipc_close_mem_handle(ptr);
+    for (cudaEvent_t e : peer.own_events) ops_.event_destroy(e);
+    for (cudaEvent_t e : peer.peer_events) ops_.event_destroy(e);
+    if (peer.stream) ops_.stream_destroy(peer.stream);
     peer = Peer{};
     peer.dead = true;
   }
@@ -235,8 +216,9 @@ void CudaIpcTransport::close() {
 
 }  // namespace cuda_ipc
 
-std::unique_ptr<Transport> makeCudaIpcTransport(const TransportOptions& opts) {
-  return std::make_unique<cuda_ipc::CudaIpcTransport>(opts);
+std::unique_ptr<Transport> cuda_ipc::makeCudaIpcTransportOn(const TransportOptions& opts,
+                                                             const cuda_ipc::CudaIpcOps& ops) {
+  return std::make_unique<cuda_ipc::CudaIpcTransport>(opts, ops);
 }
 
 }  // namespace ccscope::transports

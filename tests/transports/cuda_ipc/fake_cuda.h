@@ -1,0 +1,43 @@
+// A fake of the CUDA calls behind the CUDA-IPC transport's seam (CudaIpcOps), for its protocol
+// tests without a GPU. It works across processes, as the transport does: device memory is a
+// /dev/shm object per allocation (its IPC handle holds the name, so a forked rank opens it),
+// and each process has one fake GPU thread that runs the stream work (copies, event records)
+// in stream order, each item after a random delay. Adversarial timing it can add:
+// - copies and records that run late (max_delay_us), so a host that trusts anything but a
+//   completed event reads or overwrites a buffer too early;
+// - lazy interprocess records: a record made in one process becomes visible to a process that
+//   opened the event only when the GPU reaches it, and an event never recorded queries as
+//   complete, as cudaEventQuery documents; CUDA does not promise when another process sees a
+//   record, so a protocol must not depend on it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "transports/cuda_ipc/cuda_ipc_ops.h"
+
+namespace ccscope::transports::cuda_ipc::fake {
+
+struct FakeGpuOptions {
+  int64_t max_delay_us = 0;       // each stream item waits a random 0..max before it runs
+  bool lazy_ipc_records = true;   // see above
+  uint64_t seed = 1;
+};
+
+// The names of this test process's allocations start with this (set before forking ranks),
+// so the parent can remove what a killed rank left in /dev/shm.
+void setFakeGpuPrefix(const std::string& prefix);
+// Removes every /dev/shm object under the prefix.
+void removeFakeGpuObjects(const std::string& prefix);
+
+// Starts this process's fake GPU (in each rank, after fork) and returns the table.
+const CudaIpcOps& startFakeGpu(const FakeGpuOptions& options);
+
+// Device memory of this process's fake GPU, openable by other processes through its handle.
+char* fakeDeviceAlloc(size_t len);
+void fakeDeviceFree(char* p);
+// Items the fake GPU has run so far (copies and records).
+uint64_t fakeGpuItemsRun();
+
+}  // namespace ccscope::transports::cuda_ipc::fake
