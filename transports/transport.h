@@ -136,6 +136,9 @@ class Transport {
   bool connected() const { return connected_; }
   // More local ranks than cores: every extra message costs a context switch.
   bool oversubscribed() const { return yield_in_spin_; }
+  // Sleeps until this transport may have activity, at most max_ns: for a transport that
+  // layers on another (cuda-ipc's shm control channel), whose sleep also checks peers' liveness.
+  void sleepFor(int64_t max_ns) { blockFor(max_ns); }
 
  protected:
   void initTable(int rank, int size, uint32_t capacity = 0);

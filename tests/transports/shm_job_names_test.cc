@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "core/host_memory.h"
 #include "tests/transports/thread_bootstrap.h"
@@ -75,6 +76,7 @@ TEST(ShmJobNamesTest, TwoJobsWithTheSameTokenReachOnlyTheirOwnRanks) {
   };
   std::string why[4];
   std::vector<std::thread> ranks;
+  ranks.reserve(4);
   for (int r = 0; r < 2; ++r)
     ranks.emplace_back([&, r] {
       ThreadBootstrap bs(store_a, r, 2, token, hook_a);

@@ -9,10 +9,11 @@ namespace ccscope::transports::cuda_ipc {
 
 enum class CtrlKind : uint32_t {
   kAnnounce = 1,  // sender -> receiver: message `seq` is in this allocation at this offset
-  kDone = 2,      // receiver -> sender: copy of `seq` recorded on event `event` (or failed)
+  kDone = 2,      // receiver -> sender: `seq` was copied out (its copy ran), or why not
   kAbort = 3,     // either way: stop every exchange with me
   kUnmap = 4,     // owner -> peers: close your mapping of allocation `mem` (it is being freed)
   kUnmapped = 5,  // peer -> owner: closed (or never opened)
+  kClosed = 6,    // either way: my transport closed (no more answers from me)
 };
 
 // What a kDone says about the message.
@@ -22,7 +23,6 @@ struct Ctrl {
   CtrlKind kind = CtrlKind::kAnnounce;
   CtrlResult result = CtrlResult::kCopied;
   uint32_t tag = 0;     // announce: the send's tag; done: the receive's tag
-  uint32_t event = 0;   // done: index into the receiver's exported events
   uint64_t seq = 0;     // per (sender, receiver) message number
   uint64_t len = 0;     // announce: bytes sent; done: bytes the receive had room for
   uint64_t offset = 0;  // announce: the buffer's offset inside its allocation
@@ -30,7 +30,7 @@ struct Ctrl {
 };
 
 inline constexpr uint32_t kCtrlTag = 0x5a;
-// Events each rank exports per peer; a copy uses event seq % kEventsPerPeer.
+// Copies in flight per peer: each holds one of the receiver's own events until it ran.
 inline constexpr uint32_t kEventsPerPeer = 64;
 // Control receives kept posted per peer, and control sends in flight per peer.
 inline constexpr uint32_t kCtrlRecvsPerPeer = 16;

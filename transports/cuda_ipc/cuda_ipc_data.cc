@@ -70,6 +70,7 @@ Status CudaIpcTransport::reapControl() {
     if (!recv || peers_[p].dead) continue;
     Ctrl c;
     std::memcpy(&c, ctrlBuf(p, true, index), sizeof c);
+    peers_[p].silent = false;  // it drives progress again
     if (Status r = postControlRecv(p, index); !r.isOk()) failPeer(p, r);
     onControl(p, c);
   }
@@ -90,6 +91,11 @@ void CudaIpcTransport::onControl(int p, const Ctrl& c) {
       break;
     case CtrlKind::kUnmapped:
       if (peers_[p].unmaps_unanswered) --peers_[p].unmaps_unanswered;
+      break;
+    case CtrlKind::kClosed:
+      failPeer(p, Status(Code::kPeerClosed, fmt::format("rank {} closed its cuda-ipc transport", p))
+                      .withLayer(Layer::kApplication)
+                      .withPeer(p));
       break;
     case CtrlKind::kAbort:
       failPeer(p, Status(Code::kAborted,
@@ -132,9 +138,7 @@ void CudaIpcTransport::onDone(int p, const Ctrl& c) {
   peer.sends.pop_front();
   RequestRecord& rec = table_->slot(slot);
   switch (c.result) {
-    case CtrlResult::kCopied:
-      peer.acked.push_back({slot, c.event % kEventsPerPeer});
-      break;
+    case CtrlResult::kCopied:  // its copy ran: the buffer is ours again
     case CtrlResult::kDiscarded:
       table_->addBytes(slot, rec.len);
       table_->complete(slot);
@@ -162,11 +166,13 @@ core::Result<char*> CudaIpcTransport::openPeerMemory(int p, const cudaIpcMemHand
 }
 
 // One announcement against the oldest receive: copy out of the sender's memory on this peer's
-// stream and record the event the sender waits on, or say why not.
+// stream and record our event after it, or say why not. The sender hears of it (kDone) only
+// once that event completed (pollPeer): until then it must not touch the buffer.
 void CudaIpcTransport::matchOne(int p, uint32_t slot, const Ctrl& a) {
   Peer& peer = peers_[p];
   RequestRecord& rec = table_->slot(slot);
-  Ctrl done;
+  Copy copy{kNoSlot, kNoEvent, Ctrl{}};
+  Ctrl& done = copy.done;
   done.kind = CtrlKind::kDone;
   done.seq = a.seq;
   done.tag = rec.tag;
@@ -183,28 +189,30 @@ void CudaIpcTransport::matchOne(int p, uint32_t slot, const Ctrl& a) {
   } else {
     auto src = openPeerMemory(p, a.mem);
     Status s = src.status();
-    const uint32_t ev = static_cast<uint32_t>(a.seq % kEventsPerPeer);
+    const uint32_t ev = peer.free_events.back();
     if (s.isOk() && a.len)
       s = cudaErr("cudaMemcpyAsync",
                   ops_.memcpy_async(rec.buf, *src + a.offset, a.len, peer.stream), p);
     if (s.isOk())
-      s = cudaErr("cudaEventRecord", ops_.event_record(peer.own_events[ev], peer.stream), p);
-    if (!s.isOk()) {  // the sender is told, or it would wait for an acknowledgement until its
-                      // deadline
+      s = cudaErr("cudaEventRecord", ops_.event_record(peer.events[ev], peer.stream), p);
+    if (!s.isOk()) {  // the sender is told, or it would wait for an answer until its deadline
       abortPeer(p, s);
       return;
     }
+    peer.free_events.pop_back();
     rec.len = a.len;  // what arrived: the receive completes with the sender's length
     done.result = CtrlResult::kCopied;
-    done.event = ev;
-    peer.copies.push_back({slot, ev});
+    copy.slot = slot;
+    copy.event = ev;
   }
-  sendControl(p, done);
+  peer.copies.push_back(copy);
 }
 
 void CudaIpcTransport::matchPeer(int p) {
   Peer& peer = peers_[p];
-  while (!peer.dead && !peer.recvs.empty() && !peer.announces.empty()) {
+  // A match may need an event: with all of them on the stream, the next waits for a copy.
+  while (!peer.dead && !peer.recvs.empty() && !peer.announces.empty() &&
+         !peer.free_events.empty()) {
     const uint32_t slot = peer.recvs.front();
     const Ctrl a = peer.announces.front();
     RequestRecord& rec = table_->slot(slot);
@@ -219,31 +227,28 @@ void CudaIpcTransport::matchPeer(int p) {
   }
 }
 
+// Answers in message order, each once its copy ran (our own event: the only completion CUDA
+// defines for this process).
 void CudaIpcTransport::pollPeer(int p) {
   Peer& peer = peers_[p];
-  while (!peer.copies.empty()) {
-    cudaError_t e = ops_.event_query(peer.own_events[peer.copies.front().event]);
-    if (e == cudaErrorNotReady) break;
-    const uint32_t slot = peer.copies.front().slot;
+  while (!peer.dead && !peer.copies.empty()) {
+    const Copy c = peer.copies.front();
+    if (c.event != kNoEvent) {
+      cudaError_t e = ops_.event_query(peer.events[c.event]);
+      if (e == cudaErrorNotReady) break;
+      if (e != cudaSuccess) {
+        Status s = cudaErr("cudaEventQuery", e, p);
+        table_->fail(c.slot, s);
+        peer.copies.pop_front();
+        abortPeer(p, s);
+        return;
+      }
+      peer.free_events.push_back(c.event);
+      table_->addBytes(c.slot, table_->slot(c.slot).len);
+      table_->complete(c.slot);
+    }
     peer.copies.pop_front();
-    if (e != cudaSuccess) {
-      table_->fail(slot, cudaErr("cudaEventQuery", e, p));
-      continue;
-    }
-    table_->addBytes(slot, table_->slot(slot).len);
-    table_->complete(slot);
-  }
-  while (!peer.acked.empty()) {
-    cudaError_t e = ops_.event_query(peer.peer_events[peer.acked.front().event]);
-    if (e == cudaErrorNotReady) break;
-    const uint32_t slot = peer.acked.front().slot;
-    peer.acked.pop_front();
-    if (e != cudaSuccess) {
-      table_->fail(slot, cudaErr("cudaEventQuery", e, p));
-      continue;
-    }
-    table_->addBytes(slot, table_->slot(slot).len);
-    table_->complete(slot);
+    sendControl(p, c.done);
   }
 }
 

@@ -54,29 +54,33 @@ class CudaIpcTransport final : public Transport {
   void cancelPending(uint32_t slot) override;
 
  private:
+  static constexpr uint32_t kNoSlot = ~0u;
+  static constexpr uint32_t kNoEvent = ~0u;
+  // A matched announcement: the answer its sender gets once the copy (if any) ran.
   struct Copy {
-    uint32_t slot;
-    uint32_t event;
+    uint32_t slot;   // the receive being copied into; kNoSlot: it already finished
+    uint32_t event;  // ours, recorded after the copy; kNoEvent: nothing to wait for
+    Ctrl done;
   };
   struct Peer {
     std::deque<uint32_t> sends;  // announced, waiting for the receiver's kDone
-    std::deque<Copy> acked;      // copied by the receiver: waiting on its event
     std::deque<uint32_t> recvs;  // posted, not matched yet
     std::deque<Ctrl> announces;  // arrived, not matched yet
-    std::deque<Copy> copies;     // ours, on the stream
+    std::deque<Copy> copies;     // matched, answered in message order once each copy ran
     uint64_t send_seq = 0, recv_seq = 0;
     cudaStream_t stream = nullptr;
-    std::vector<cudaEvent_t> own_events;   // exported: our copies of this peer's messages
-    std::vector<cudaEvent_t> peer_events;  // imported: the peer's copies of our messages
+    std::vector<cudaEvent_t> events;  // ours (this process only): a copy's completion
+    std::vector<uint32_t> free_events;
     std::map<std::array<char, sizeof(cudaIpcMemHandle_t)>, char*> opened;
     std::deque<Ctrl> ctrl_out;        // waiting for a free control send buffer
     std::vector<Request> ctrl_sends;  // per control send buffer (invalid: free)
     uint64_t done_seq = 0;            // the kDone expected next
     uint32_t unmaps_unanswered = 0;   // our kUnmaps this peer has not answered
     bool dead = false;
+    bool silent = false;  // let an unmap wait expire; cleared by its next control message
   };
   core::Status connectControl(launch::Bootstrap& bs, core::Deadline deadline);
-  core::Status exchangeEvents(launch::Bootstrap& bs, core::Deadline deadline);
+  core::Status createStreams();
   core::Status postControlRecv(int peer, uint32_t index);
   void sendControl(int peer, const Ctrl& c);
   void flushControl(int peer);
@@ -86,6 +90,8 @@ class CudaIpcTransport final : public Transport {
   void matchPeer(int peer);
   void matchOne(int peer, uint32_t slot, const Ctrl& a);
   void pollPeer(int peer);
+  void waitForUnmaps();
+  void sayClosed();
   core::Result<char*> openPeerMemory(int peer, const cudaIpcMemHandle_t& h);
   void onUnmap(int peer, const Ctrl& c);
   void failPeer(int peer, const core::Status& why);
@@ -107,7 +113,8 @@ class CudaIpcTransport final : public Transport {
 };
 
 inline constexpr size_t kCtrlSlotBytes = 128;
-// How long deregistering waits for peers to close their mappings.
+// How long deregistering waits for peers to close their mappings (at most; the op timeout
+// bounds it where it is shorter).
 inline constexpr double kUnmapWaitSeconds = 5;
 static_assert(sizeof(Ctrl) <= kCtrlSlotBytes);
 

@@ -33,10 +33,6 @@ struct CudaIpcOps {
   cudaError_t (*event_record)(cudaEvent_t event, cudaStream_t stream);
   cudaError_t (*event_query)(cudaEvent_t event);
   cudaError_t (*event_destroy)(cudaEvent_t event);
-  // Interprocess events: an event another process can open and query.
-  cudaError_t (*event_create_ipc)(cudaEvent_t* event);
-  cudaError_t (*ipc_get_event_handle)(cudaIpcEventHandle_t* handle, cudaEvent_t event);
-  cudaError_t (*ipc_open_event_handle)(cudaEvent_t* event, cudaIpcEventHandle_t handle);
 };
 
 // The runtime's own calls (links cudart; cuMemGetAddressRange through its entry-point lookup).

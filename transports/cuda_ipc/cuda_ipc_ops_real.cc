@@ -15,8 +15,8 @@ cudaError_t addressRange(const void* ptr, char** base, size_t* len) {
   thread_local void* fn = nullptr;
   if (!fn) {
     cudaDriverEntryPointQueryResult q{};
-    cudaError_t e = cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000,
-                                                     cudaEnableDefault, &q);
+    cudaError_t e =
+        cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000, cudaEnableDefault, &q);
     if (e != cudaSuccess) return e;
     if (!fn || q != cudaDriverEntryPointSuccess) return cudaErrorNotSupported;
   }
@@ -40,23 +40,19 @@ const CudaIpcOps kReal = {
           return cudaIpcOpenMemHandle(p, h, cudaIpcMemLazyEnablePeerAccess);
         },
     .ipc_close_mem_handle = cudaIpcCloseMemHandle,
-    .stream_create = [](cudaStream_t* s) { return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking); },
+    .stream_create =
+        [](cudaStream_t* s) { return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking); },
     .stream_destroy = cudaStreamDestroy,
     .stream_synchronize = cudaStreamSynchronize,
     .memcpy_async =
         [](void* dst, const void* src, size_t len, cudaStream_t s) {
           return cudaMemcpyAsync(dst, src, len, cudaMemcpyDeviceToDevice, s);
         },
-    .event_create = [](cudaEvent_t* e) { return cudaEventCreateWithFlags(e, cudaEventDisableTiming); },
+    .event_create =
+        [](cudaEvent_t* e) { return cudaEventCreateWithFlags(e, cudaEventDisableTiming); },
     .event_record = [](cudaEvent_t e, cudaStream_t s) { return cudaEventRecord(e, s); },
     .event_query = cudaEventQuery,
     .event_destroy = cudaEventDestroy,
-    .event_create_ipc =
-        [](cudaEvent_t* e) {
-          return cudaEventCreateWithFlags(e, cudaEventDisableTiming | cudaEventInterprocess);
-        },
-    .ipc_get_event_handle = cudaIpcGetEventHandle,
-    .ipc_open_event_handle = cudaIpcOpenEventHandle,
 };
 
 }  // namespace

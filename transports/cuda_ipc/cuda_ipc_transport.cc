@@ -4,9 +4,8 @@
 #include <thread>
 
 #include "core/cuda_status.h"
-#include "transports/common/hex.h"
-#include "transports/shm/shm_transport.h"
 #include "transports/cuda_ipc/cuda_ipc_impl.h"
+#include "transports/shm/shm_transport.h"
 
 namespace ccscope::transports {
 
@@ -42,41 +41,17 @@ Status CudaIpcTransport::connectControl(launch::Bootstrap& bs, core::Deadline de
   return Status::ok();
 }
 
-// Each rank exports kEventsPerPeer interprocess events per peer (recorded by its copies of
-// that peer's messages) and opens the ones each peer exported for it.
-Status CudaIpcTransport::exchangeEvents(launch::Bootstrap& bs, core::Deadline deadline) {
+// A stream per peer for copies of its messages, and the local events that say a copy ran.
+Status CudaIpcTransport::createStreams() {
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
     Peer& peer = peers_[p];
     CCSCOPE_RETURN_IF_ERROR(cudaErr("cudaStreamCreateWithFlags", ops_.stream_create(&peer.stream)));
-    std::string handles;
     for (uint32_t i = 0; i < kEventsPerPeer; ++i) {
       cudaEvent_t e = nullptr;
-      CCSCOPE_RETURN_IF_ERROR(cudaErr("cudaEventCreateWithFlags", ops_.event_create_ipc(&e)));
-      peer.own_events.push_back(e);
-      cudaIpcEventHandle_t h{};
-      CCSCOPE_RETURN_IF_ERROR(cudaErr("cudaIpcGetEventHandle", ops_.ipc_get_event_handle(&h, e)));
-      handles += toHex(&h, sizeof h);
-    }
-    CCSCOPE_RETURN_IF_ERROR(
-        bs.put(fmt::format("{}cuda-ipc/ev/{}/{}", opts_.scope, rank_, p), handles));
-  }
-  for (int p = 0; p < size_; ++p) {
-    if (p == rank_) continue;
-    CCSCOPE_ASSIGN_OR_RETURN(
-        std::string v, bs.get(fmt::format("{}cuda-ipc/ev/{}/{}", opts_.scope, p, rank_), deadline));
-    const size_t hex = 2 * sizeof(cudaIpcEventHandle_t);
-    if (v.size() != hex * kEventsPerPeer)
-      return Status(Code::kRemoteError, fmt::format("rank {} published malformed event handles", p))
-          .withLayer(Layer::kGpu);
-    for (uint32_t i = 0; i < kEventsPerPeer; ++i) {
-      cudaIpcEventHandle_t h{};
-      fromHex(v.substr(i * hex, hex), &h, sizeof h);
-      cudaEvent_t e = nullptr;
-      if (cudaError_t err = ops_.ipc_open_event_handle(&e, h); err != cudaSuccess)
-        return cudaErr("cudaIpcOpenEventHandle", err, p)
-            .prepend(fmt::format("opening rank {}'s events (is it on this node?)", p));
-      peers_[p].peer_events.push_back(e);
+      CCSCOPE_RETURN_IF_ERROR(cudaErr("cudaEventCreateWithFlags", ops_.event_create(&e)));
+      peer.events.push_back(e);
+      peer.free_events.push_back(i);
     }
   }
   return Status::ok();
@@ -93,13 +68,13 @@ Status CudaIpcTransport::connect(launch::Bootstrap& bs, core::Deadline deadline)
   CCSCOPE_RETURN_IF_ERROR(cudaErr("cudaGetDevice", ops_.get_device(&device_)));
   peers_ = std::vector<Peer>(size_);
   CCSCOPE_RETURN_IF_ERROR(connectControl(bs, deadline));
-  CCSCOPE_RETURN_IF_ERROR(exchangeEvents(bs, deadline));
+  CCSCOPE_RETURN_IF_ERROR(createStreams());
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
     peers_[p].ctrl_sends.assign(kCtrlSendsPerPeer, Request{});
     for (uint32_t i = 0; i < kCtrlRecvsPerPeer; ++i) CCSCOPE_RETURN_IF_ERROR(postControlRecv(p, i));
   }
-  CCSCOPE_RETURN_IF_ERROR(bs.barrier(opts_.scope + "cuda-ipc-events", deadline));
+  CCSCOPE_RETURN_IF_ERROR(bs.barrier(opts_.scope + "cuda-ipc-ready", deadline));
   setConnected(true);
   return Status::ok();
 }
@@ -120,7 +95,8 @@ core::Result<MemoryKeys> CudaIpcTransport::doRegister(char* base, size_t /*len*/
   }
   auto x = std::make_unique<ExportedRange>();
   x->alloc_base = alloc;
-  CCSCOPE_RETURN_IF_ERROR(cudaErr("cudaIpcGetMemHandle", ops_.ipc_get_mem_handle(&x->handle, alloc)));
+  CCSCOPE_RETURN_IF_ERROR(
+      cudaErr("cudaIpcGetMemHandle", ops_.ipc_get_mem_handle(&x->handle, alloc)));
   MemoryKeys k;
   k.handle = x.get();
   exported_.push_back(std::move(x));
@@ -128,8 +104,8 @@ core::Result<MemoryKeys> CudaIpcTransport::doRegister(char* base, size_t /*len*/
 }
 
 // The caller frees the memory next, and freeing it while a peer still maps it is undefined:
-// every live peer is asked to close its mapping, and answers are awaited (bounded: a peer
-// that does not drive this transport meanwhile is named in the log, not waited for forever).
+// every live peer is asked to close its mapping, and answers are awaited, within the op
+// timeout (5 s at most) and never from a peer that died, closed or already let a wait expire.
 void CudaIpcTransport::doDeregister(const MemoryRegion& mr) {
   const auto* x = static_cast<const ExportedRange*>(mr.keys().handle);
   if (x && connected() && !closed_) {
@@ -141,28 +117,49 @@ void CudaIpcTransport::doDeregister(const MemoryRegion& mr) {
         ++peers_[p].unmaps_unanswered;
         sendControl(p, c);
       }
-    const core::Deadline until = core::Deadline::afterSeconds(kUnmapWaitSeconds);
-    auto answered = [&] {
-      for (int p = 0; p < size_; ++p)
-        if (p != rank_ && !peers_[p].dead && peers_[p].unmaps_unanswered) return false;
-      return true;
-    };
-    while (!answered() && !until.expired()) {
-      progress().ignore();
-      blockFor(20000);
-    }
-    if (!answered())
-      spdlog::warn(
-          "cuda-ipc: rank {}: peers did not confirm closing their mapping of a buffer "
-          "within {} s; freeing it anyway",
-          rank_, kUnmapWaitSeconds);
+    waitForUnmaps();
   }
   std::erase_if(exported_, [&](const auto& e) { return e.get() == x; });
 }
 
+void CudaIpcTransport::waitForUnmaps() {
+  auto waiting = [&](int p) {
+    return p != rank_ && !peers_[p].dead && !peers_[p].silent && peers_[p].unmaps_unanswered;
+  };
+  auto answered = [&] {
+    for (int p = 0; p < size_; ++p)
+      if (waiting(p)) return false;
+    return true;
+  };
+  const double bound =
+      opts_.op_timeout_s > 0 ? std::min(opts_.op_timeout_s, kUnmapWaitSeconds) : kUnmapWaitSeconds;
+  const core::Deadline until = core::Deadline::afterSeconds(bound);
+  while (!answered() && !until.expired()) {
+    progress().ignore();
+    blockFor(20000);
+  }
+  std::string silent;
+  for (int p = 0; p < size_; ++p)
+    if (waiting(p)) {
+      peers_[p].silent = true;
+      silent += fmt::format("{}{}", silent.empty() ? "" : ", ", p);
+    }
+  if (!silent.empty())
+    spdlog::warn(
+        "cuda-ipc: rank {}: rank(s) {} did not confirm closing their mapping of a buffer within "
+        "{:.3g} s (they drive no progress); freeing it anyway, and not waiting on them again "
+        "until they answer",
+        rank_, silent, bound);
+}
+
 void CudaIpcTransport::blockFor(int64_t max_ns) {
   // Copies finish on the GPU, which rings no doorbell here: a short sleep, then poll again.
-  std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<int64_t>(max_ns, 20000)));
+  // The control channel's sleep also notices a peer that exited (shm checks its peers).
+  max_ns = std::min<int64_t>(max_ns, 20000);
+  if (ctrl_ && ctrl_->connected())
+    ctrl_->sleepFor(max_ns);
+  else
+    std::this_thread::sleep_for(std::chrono::nanoseconds(max_ns));
 }
 
 void CudaIpcTransport::failPeer(int p, const Status& why) {
@@ -171,40 +168,48 @@ void CudaIpcTransport::failPeer(int p, const Status& why) {
   peer.dead = true;
   // Our copies write our own buffers: none may land after the caller got them back.
   if (peer.stream) ops_.stream_synchronize(peer.stream);
-  table_->failPeer(p, why);
+  Status s = why;
+  if (s.peer() < 0) s.withPeer(p);
+  table_->failPeer(p, s);
   peer.sends.clear();
-  peer.acked.clear();
   peer.recvs.clear();
   peer.copies.clear();
   peer.announces.clear();
 }
 
-// The peer may still be reading a send it was told about: those it acknowledged are waited
-// for (bounded); one announced and not yet acknowledged may still be read (transports/README.md).
+// Our copies out of the peer's buffers stop here (failPeer waits for them). The peer may still
+// read a send of ours it was told about and has not answered: reads only, of a buffer the
+// caller owns again (transports/README.md).
 void CudaIpcTransport::abortPeer(int p, const Status& why) {
   if (p < 0 || p >= size_ || p == rank_ || peers_.empty() || peers_[p].dead) return;
   Ctrl c;
   c.kind = CtrlKind::kAbort;
   sendControl(p, c);
-  const core::Deadline until = core::Deadline::afterSeconds(1);
-  for (const Copy& a : peers_[p].acked)
-    while (ops_.event_query(peers_[p].peer_events[a.event]) == cudaErrorNotReady &&
-           !until.expired())
-      blockFor(20000);
   failPeer(p, why);
   if (ctrl_) ctrl_->progress().ignore();  // best effort: the abort may leave now
 }
 
+// Live peers learn that we closed, so none of them waits for an answer from us again.
+void CudaIpcTransport::sayClosed() {
+  if (!ctrl_ || !connected()) return;
+  Ctrl c;
+  c.kind = CtrlKind::kClosed;
+  for (int p = 0; p < size_; ++p)
+    if (p != rank_ && !peers_[p].dead) sendControl(p, c);
+  ctrl_->progress().ignore();
+  reapControl().ignore();
+}
+
 void CudaIpcTransport::close() {
   if (closed_ || peers_.empty()) return;
+  sayClosed();
   closed_ = true;
   for (int p = 0; p < size_; ++p) {
     Peer& peer = peers_[p];
     if (p == rank_) continue;
     failPeer(p, Status(Code::kAborted, "cuda-ipc transport closed"));
     for (auto& [h, ptr] : peer.opened) ops_.ipc_close_mem_handle(ptr);
-    for (cudaEvent_t e : peer.own_events) ops_.event_destroy(e);
-    for (cudaEvent_t e : peer.peer_events) ops_.event_destroy(e);
+    for (cudaEvent_t e : peer.events) ops_.event_destroy(e);
     if (peer.stream) ops_.stream_destroy(peer.stream);
     peer = Peer{};
     peer.dead = true;
@@ -217,7 +222,7 @@ void CudaIpcTransport::close() {
 }  // namespace cuda_ipc
 
 std::unique_ptr<Transport> cuda_ipc::makeCudaIpcTransportOn(const TransportOptions& opts,
-                                                             const cuda_ipc::CudaIpcOps& ops) {
+                                                            const cuda_ipc::CudaIpcOps& ops) {
   return std::make_unique<cuda_ipc::CudaIpcTransport>(opts, ops);
 }
 

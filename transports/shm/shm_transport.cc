@@ -61,8 +61,7 @@ Status ShmTransport::connect(launch::Bootstrap& bs, core::Deadline deadline) {
   const std::string who = scope.empty() ? "shm" : fmt::format("shm ({})", scope);
   spdlog::debug("{}: single copy from {} B ({})", who, single_copy_from_, threshold.why);
   remote_seq_.assign(table_->capacity(), 0);
-  std::string name =
-      fmt::format("/ccscope-{}-{}{}", bs.jobToken().substr(0, 16), shmSafe(scope), rank_);
+  const std::string name = uniqueShmName("shm", bs.jobToken(), scope, rank_);
   CCSCOPE_ASSIGN_OR_RETURN(own_, Segment::create(name, size_));
   const bool prefault = prefaultFits(size_);
   if (prefault)

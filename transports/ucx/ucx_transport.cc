@@ -94,13 +94,12 @@ Status UcxTransport::openContext() {
   return Status::ok();
 }
 
-// Our abort board (docs: transports/README.md, "Abort boards"), named after the job, so a rerun
-// of the same job replaces one a killed rank left; CCSCOPE_UCX_ABORT_BOARD=0 goes without, as
+// Our abort board (docs: transports/README.md, "Abort boards"), named after the job and this
+// process (two jobs may share a token); CCSCOPE_UCX_ABORT_BOARD=0 goes without, as
 // ranks on different hosts do. Returns the name peers open, or "" without one.
 std::string UcxTransport::createBoard(launch::Bootstrap& bs) {
   if (const char* v = std::getenv("CCSCOPE_UCX_ABORT_BOARD"); v && std::string(v) == "0") return "";
-  const std::string name = fmt::format(
-      "/ccscope-ucxab-{}-{}{}", shmSafe(bs.jobToken().substr(0, 16)), shmSafe(opts_.scope), rank_);
+  const std::string name = uniqueShmName("ucxab", bs.jobToken(), opts_.scope, rank_);
   auto b = AbortBoard::create(name, size_);
   if (!b.isOk()) {  // no /dev/shm, or a full one: the notice still travels through UCX
     spdlog::debug("ucx: rank {} has no abort board: {}", rank_, b.status().toString());

@@ -28,8 +28,10 @@ using core::Status;
 struct DeviceBuffer {
   DeviceBuffer(Transport& t, size_t n) : len(n), p(fake::fakeDeviceAlloc(n)) {
     auto r = t.registerMemory(p, n, MemoryKind::kCuda, 0);
-    if (r) reg = std::move(*r);
-    else why = r.status().toString();
+    if (r)
+      reg = std::move(*r);
+    else
+      why = r.status().toString();
   }
   ~DeviceBuffer() { release(); }
   void release() {
@@ -92,6 +94,9 @@ int reuseBody(RankContext& c) {
       }
     }
   }
+  // Buffers are freed together (as bench does), while every rank drives the transport.
+  Status st = c.store.barrier("freeing", c.deadline);
+  RANK_CHECK(c, st.isOk(), st.toString());
   return 0;
 }
 
@@ -176,9 +181,9 @@ int closedPeerBody(RankContext& c) {
   const int64_t t0 = core::nowNs();
   a.release();
   b.release();
-  RANK_CHECK(c, secondsSince(t0) < 0.5,
-             fmt::format("freeing two buffers took {:.1f} s after their peer closed",
-                         secondsSince(t0)));
+  RANK_CHECK(
+      c, secondsSince(t0) < 0.5,
+      fmt::format("freeing two buffers took {:.1f} s after their peer closed", secondsSince(t0)));
   return 0;
 }
 

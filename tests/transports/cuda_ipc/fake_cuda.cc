@@ -20,18 +20,9 @@ namespace ccscope::transports::cuda_ipc::fake {
 
 namespace {
 
-// What an interprocess event shares with the processes that opened it.
-struct SharedEvent {
-  std::atomic<uint64_t> recorded{0};
-  std::atomic<uint64_t> done{0};
-};
-
 struct Event {
   std::atomic<uint64_t> recorded{0};
   std::atomic<uint64_t> done{0};
-  SharedEvent* shared = nullptr;  // interprocess events only
-  bool imported = false;          // opened from another process's handle
-  std::string name;
 };
 
 struct Stream {
@@ -82,9 +73,6 @@ void gpuLoop(Gpu* g) {
       std::this_thread::sleep_for(std::chrono::microseconds(
           static_cast<int64_t>(rng() % static_cast<uint64_t>(g->opt.max_delay_us + 1))));
     if (it.event) {
-      if (it.event->shared && g->opt.lazy_ipc_records)
-        it.event->shared->recorded.store(it.ticket);
-      if (it.event->shared) it.event->shared->done.store(it.ticket);
       it.event->done.store(it.ticket);
     } else {
       std::memcpy(it.dst, it.src, it.len);
@@ -125,7 +113,7 @@ std::string newName() {
 
 void putName(char* reserved, const std::string& name) {
   std::memset(reserved, 0, 64);
-  std::memcpy(reserved, name.data(), std::min<size_t>(name.size(), 63));
+  name.copy(reserved, std::min<size_t>(name.size(), 63));  // NUL-terminated: the rest is zero
 }
 
 cudaError_t addressRange(const void* ptr, char** base, size_t* len) {
@@ -197,77 +185,37 @@ cudaError_t eventCreate(cudaEvent_t* e) {
   return cudaSuccess;
 }
 
-cudaError_t eventCreateIpc(cudaEvent_t* e) {
-  auto* ev = new Event;
-  ev->name = newName();
-  size_t len = sizeof(SharedEvent);
-  char* p = mapObject(ev->name, true, &len);
-  if (!p) {
-    delete ev;
-    return cudaErrorMemoryAllocation;
-  }
-  ev->shared = new (p) SharedEvent;
-  *e = reinterpret_cast<cudaEvent_t>(ev);
-  return cudaSuccess;
-}
-
 cudaError_t eventRecord(cudaEvent_t e, cudaStream_t s) {
   auto* ev = reinterpret_cast<Event*>(e);
-  if (ev->imported) return cudaErrorInvalidResourceHandle;
   const uint64_t ticket = ev->recorded.fetch_add(1) + 1;
-  if (ev->shared && !g_gpu->opt.lazy_ipc_records) ev->shared->recorded.store(ticket);
   enqueue(Item{reinterpret_cast<Stream*>(s), ev, ticket});
   return cudaSuccess;
 }
 
 cudaError_t eventQuery(cudaEvent_t e) {
   auto* ev = reinterpret_cast<Event*>(e);
-  if (ev->imported)
-    return ev->shared->done.load() >= ev->shared->recorded.load() ? cudaSuccess
-                                                                   : cudaErrorNotReady;
   return ev->done.load() >= ev->recorded.load() ? cudaSuccess : cudaErrorNotReady;
 }
 
 cudaError_t eventDestroy(cudaEvent_t e) {
-  auto* ev = reinterpret_cast<Event*>(e);
-  if (ev->shared) {
-    munmap(ev->shared, sizeof(SharedEvent));
-    if (!ev->imported) shm_unlink(ev->name.c_str());
-  }
-  delete ev;
-  return cudaSuccess;
-}
-
-cudaError_t getEventHandle(cudaIpcEventHandle_t* h, cudaEvent_t e) {
-  auto* ev = reinterpret_cast<Event*>(e);
-  if (!ev->shared || ev->imported) return cudaErrorInvalidResourceHandle;
-  putName(h->reserved, ev->name);
-  return cudaSuccess;
-}
-
-cudaError_t openEventHandle(cudaEvent_t* e, cudaIpcEventHandle_t h) {
-  auto* ev = new Event;
-  ev->name.assign(h.reserved, strnlen(h.reserved, 64));
-  size_t len = 0;
-  char* p = mapObject(ev->name, false, &len);
-  if (!p || len < sizeof(SharedEvent)) {
-    delete ev;
-    return cudaErrorInvalidResourceHandle;
-  }
-  ev->shared = reinterpret_cast<SharedEvent*>(p);
-  ev->imported = true;
-  *e = reinterpret_cast<cudaEvent_t>(ev);
+  delete reinterpret_cast<Event*>(e);
   return cudaSuccess;
 }
 
 const char* errorName(cudaError_t e) {
   switch (e) {
-    case cudaSuccess: return "cudaSuccess";
-    case cudaErrorNotReady: return "cudaErrorNotReady";
-    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
-    case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
-    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
-    default: return "cudaErrorUnknown";
+    case cudaSuccess:
+      return "cudaSuccess";
+    case cudaErrorNotReady:
+      return "cudaErrorNotReady";
+    case cudaErrorInvalidValue:
+      return "cudaErrorInvalidValue";
+    case cudaErrorInvalidResourceHandle:
+      return "cudaErrorInvalidResourceHandle";
+    case cudaErrorMemoryAllocation:
+      return "cudaErrorMemoryAllocation";
+    default:
+      return "cudaErrorUnknown";
   }
 }
 
@@ -276,8 +224,16 @@ const char* errorString(cudaError_t e) { return e == cudaSuccess ? "no error" : 
 const CudaIpcOps kFake = {
     .error_name = errorName,
     .error_string = errorString,
-    .get_device_count = [](int* n) { *n = 1; return cudaSuccess; },
-    .get_device = [](int* d) { *d = 0; return cudaSuccess; },
+    .get_device_count =
+        [](int* n) {
+          *n = 1;
+          return cudaSuccess;
+        },
+    .get_device =
+        [](int* d) {
+          *d = 0;
+          return cudaSuccess;
+        },
     .address_range = addressRange,
     .ipc_get_mem_handle = getMemHandle,
     .ipc_open_mem_handle = openMemHandle,
@@ -290,9 +246,6 @@ const CudaIpcOps kFake = {
     .event_record = eventRecord,
     .event_query = eventQuery,
     .event_destroy = eventDestroy,
-    .event_create_ipc = eventCreateIpc,
-    .ipc_get_event_handle = getEventHandle,
-    .ipc_open_event_handle = openEventHandle,
 };
 
 }  // namespace

@@ -2,13 +2,10 @@
 // tests without a GPU. It works across processes, as the transport does: device memory is a
 // /dev/shm object per allocation (its IPC handle holds the name, so a forked rank opens it),
 // and each process has one fake GPU thread that runs the stream work (copies, event records)
-// in stream order, each item after a random delay. Adversarial timing it can add:
-// - copies and records that run late (max_delay_us), so a host that trusts anything but a
-//   completed event reads or overwrites a buffer too early;
-// - lazy interprocess records: a record made in one process becomes visible to a process that
-//   opened the event only when the GPU reaches it, and an event never recorded queries as
-//   complete, as cudaEventQuery documents; CUDA does not promise when another process sees a
-//   record, so a protocol must not depend on it.
+// in stream order, each item after a random delay (max_delay_us): copies and event records
+// that run late, so a host that trusts anything but a completed event of its own reads or
+// overwrites a buffer too early. Events are this process's only, as the transport's are:
+// CUDA does not say when another process sees a record, so its protocol does not rest on one.
 #pragma once
 
 #include <cstddef>
@@ -20,8 +17,7 @@
 namespace ccscope::transports::cuda_ipc::fake {
 
 struct FakeGpuOptions {
-  int64_t max_delay_us = 0;       // each stream item waits a random 0..max before it runs
-  bool lazy_ipc_records = true;   // see above
+  int64_t max_delay_us = 0;  // each stream item waits a random 0..max before it runs
   uint64_t seed = 1;
 };
 
