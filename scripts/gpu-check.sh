@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The one command for a machine with one NVIDIA GPU: configures and builds build/gpu against the
-# dependency pack (scripts/pack-gpu-deps.sh), then runs the GPU tests, the kernel benchmark,
-# compute-sanitizer, ccscope bench with --device cuda over every collective and transport, and
-# the killed-rank check, within a time budget; writes ${OUT:-build/gpu-check}/gpu-check.json.
+# dependency pack (scripts/pack-gpu-deps.sh), or, with --no-build --build-dir DIR, takes a build
+# made elsewhere (scripts/pack-gpu-build.sh) and links it to the paths it was made at; then runs
+# the GPU tests, the kernel benchmark, compute-sanitizer, ccscope bench with --device cuda over
+# every collective and transport, concurrent jobs over cuda-ipc, and the killed-rank check, within
+# a time budget; writes ${OUT:-build/gpu-check}/gpu-check.json.
 # The steps and options: scripts/gpu-check.sh --help (scripts/gpu_check.py does the work: the
 # JSON, JUnit and time limits are Python's standard library's).
 set -euo pipefail

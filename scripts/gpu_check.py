@@ -3,12 +3,19 @@ ccscope in build/gpu against the dependency pack (scripts/pack-gpu-deps.sh), the
 timed and each with its own status (pass, fail, or skip with the reason):
 
   configure, build  cmake (Ninja where it is found), RelWithDebInfo, sm_90; the build's -j is nproc
+  relocate          with --no-build: a build tree made elsewhere (scripts/pack-gpu-build.sh)
+                    gets links at the absolute paths it was made at; its libraries are checked
   gpu-info          nvidia-smi -L and the GPU's name, driver, memory, compute capability
-  ctest             ctest -R '^gpu\\.' (the GoogleTest binaries under tests/cuda/), from JUnit
+  ctest             ctest -R '^gpu\\.' -j nproc (the GoogleTest binaries under tests/cuda/), from
+                    JUnit, --ctest-runs times: pass = no run with a failing test
   kernel-bench      tests/cuda/kernels/cuda_kernel_bench: pass when both ratios are >= 0.85
   sanitizer         compute-sanitizer --tool memcheck on tests/cuda/kernels/cuda_kernels_test
   bench             ccscope bench, every collective x (cuda-ipc, shm, tcp) x (np 2, 4), --device
                     cuda, --algo all, 1K..4M: pass = exit 0; rows and wrong rows from the JSON
+  concurrency       N jobs at once (each N of --concurrency) of ccscope bench over cuda-ipc,
+                    --device cuda, --algo all, 1K..1M, at np 2 and 4, the collectives in turn
+                    (N >= 7: every one in each batch), each job with its own launcher's job token,
+                    --concurrency-runs times: pass = every job exits 0 with no wrong row
   nccl              every collective over --transport nccl at np 1 (--algo all: our schedules and
                     NCCL's own); one allreduce at np 2 on the one GPU, recorded (NCCL may refuse
                     two ranks on one device)
@@ -20,11 +27,12 @@ timed and each with its own status (pass, fail, or skip with the reason):
                     then rank 1 of those two SIGKILLed: rank 0 exits 3 within --timeout + 5 s,
                     naming rank 1
 
-The whole run keeps to a time budget (default 330 s): a step that would not fit is skipped with
+The whole run keeps to a time budget (default 420 s): a step that would not fit is skipped with
 the reason "time budget". Writes $OUT/gpu-check.json (default build/gpu-check/) after every
-step, and next to it build.log, gpu.log, ctest-gpu.xml, bench.jsonl, bench.log, faults.log and
-nccl-faults.log.
-Exits 0 once the summary is written, 1 when the build could not even be configured.
+step, and next to it build.log, gpu.log, ctest-gpu.xml (the first failing ctest run's, else the
+last's), bench.jsonl, bench.log (the concurrency jobs' output too), faults.log and nccl-faults.log.
+Exits 0 once the summary is written, 1 when the build could not even be configured, or a carried
+build tree could not be linked to its paths (relocate).
 
 Environment: GPU_CHECK_CUDA_ARCHITECTURES (default 90), GPU_CHECK_CMAKE_ARGS (more configure
 arguments, shell words), GPU_CHECK_DEPS (the pack, default build/gpu-deps), GPU_CHECK_BUDGET_S,
@@ -38,7 +46,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -46,11 +53,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import gpu_check_bench  # noqa: E402
 import gpu_check_nccl  # noqa: E402
-from gpu_check_lib import Runner, junit_counts, last_json_object, run, skip_reason  # noqa: E402
+import gpu_check_relocate  # noqa: E402
+from gpu_check_lib import (Runner, cache_value, junit_counts, last_json_object,  # noqa: E402
+                           pip_nccl, run, skip_reason)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-STEPS = ("configure", "build", "gpu-info", "ctest", "kernel-bench", "sanitizer", "bench", "nccl",
-         "fault", "nccl-faults")
+STEPS = ("configure", "build", "gpu-info", "ctest", "kernel-bench", "sanitizer", "bench",
+         "concurrency", "nccl", "fault", "nccl-faults")
 KERNELS = "tests/cuda/kernels"
 MIN_RATIO = 0.85
 
@@ -60,13 +69,22 @@ def parse_args(argv):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--no-build", action="store_true",
                     help="reuse the configured and built build directory (configure and build "
-                    "skipped)")
+                    "skipped); one made at other paths is linked to them first (relocate)")
     ap.add_argument("--steps", default=",".join(STEPS),
                     help="comma-separated steps to run (default: all, in the order above)")
     ap.add_argument("--budget", type=float,
-                    default=float(os.environ.get("GPU_CHECK_BUDGET_S", "330")),
-                    help="seconds for the whole run (default 330)")
-    ap.add_argument("--build-dir", default=os.path.join(ROOT, "build", "gpu"))
+                    default=float(os.environ.get("GPU_CHECK_BUDGET_S", "420")),
+                    help="seconds for the whole run (default 420)")
+    ap.add_argument("--ctest-runs", type=positive, default=1, metavar="N",
+                    help="run the ctest step's ctest N times; it fails if any run has a failing "
+                    "test (default 1)")
+    ap.add_argument("--concurrency", type=job_counts, default=[4, 8], metavar="N,...",
+                    help="the concurrency step's numbers of jobs at once (default 4,8)")
+    ap.add_argument("--concurrency-runs", type=positive, default=3, metavar="N",
+                    help="how many times the concurrency step runs each batch (default 3)")
+    ap.add_argument("--build-dir", default=os.path.join(ROOT, "build", "gpu"),
+                    help="the build tree (default build/gpu); with --no-build also one made "
+                    "elsewhere, e.g. build/gpu-carry of scripts/pack-gpu-build.sh")
     ap.add_argument("--out", default=os.environ.get("OUT") or os.path.join(ROOT, "build",
                                                                           "gpu-check"))
     a = ap.parse_args(argv)
@@ -81,22 +99,18 @@ def parse_args(argv):
     return a
 
 
-def pip_nccl():
-    """(library, include dir) of the pip package nvidia-nccl-* in the python3 on PATH, whose
-    lib/ holds only libnccl.so.2, which find_library(nccl) does not look for."""
-    py = shutil.which("python3")
-    if not py or os.environ.get("GPU_CHECK_NCCL") == "0":
-        return None
-    code = "import nvidia.nccl as m; print(list(m.__path__)[0])"
+def positive(text):
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def job_counts(text):
     try:
-        d = subprocess.run([py, "-c", code], capture_output=True, text=True, timeout=30,
-                           check=False).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    lib, inc = os.path.join(d, "lib", "libnccl.so.2"), os.path.join(d, "include")
-    if d and os.path.exists(lib) and os.path.exists(os.path.join(inc, "nccl.h")):
-        return lib, inc
-    return None
+        return [positive(x) for x in text.split(",") if x.strip()] or [4, 8]
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"a comma-separated list of job counts: {e}") from e
 
 
 def configure_args(a, deps):
@@ -114,17 +128,6 @@ def configure_args(a, deps):
         notes.append(f"NCCL {nccl[0]}")
     args += shlex.split(os.environ.get("GPU_CHECK_CMAKE_ARGS", ""))
     return args, notes
-
-
-def cache_value(build_dir, key):
-    try:
-        with open(os.path.join(build_dir, "CMakeCache.txt"), encoding="utf-8") as f:
-            for ln in f:
-                if ln.startswith(key + ":"):
-                    return ln.split("=", 1)[1].strip()
-    except OSError:
-        pass
-    return ""
 
 
 def step_configure(r, a):
@@ -190,38 +193,55 @@ def step_gpu_info(r, a):
     r.record("gpu-info", "pass", seconds, query.out.strip() or gpus[0], gpus=gpus)
 
 
-def run_ctest(r, a, junit):
-    """ctest -R '^gpu\\.' (the GoogleTest binaries under tests/cuda/, named gpu.*). One CUDA
-    context per test process: -j nproc."""
+def ctest_once(r, a, k, junit):
+    """One run of ctest -R '^gpu\\.' (the GoogleTest binaries under tests/cuda/, named gpu.*), one
+    CUDA context per test process, -j nproc: {"run", "status", "seconds", "detail", ...}."""
     if os.path.exists(junit):
         os.remove(junit)
-    args = ["ctest", "-R", r"^gpu\.", "-j", str(os.cpu_count() or 2), "--output-junit", junit,
-            "--output-on-failure"]
+    jobs = str(os.cpu_count() or 2)
+    args = ["ctest", "-R", r"^gpu\.", "-j", jobs, "--output-junit", junit, "--output-on-failure"]
     res = run(args, min(300, r.left() - 90), r.path("gpu.log"), cwd=a.build_dir)
-    return res, 0.0, ""
+    one = {"run": k, "seconds": round(res.seconds, 1), "rc": res.rc, "jobs": int(jobs)}
+    if res.timed_out or not os.path.exists(junit):
+        why = "timed out" if res.timed_out else f"exit {res.rc}, no JUnit file"
+        return {**one, "status": "fail", "detail": f"ctest {why}: {res.last_lines(2)}"}
+    passed, failed, skipped, reason, failures = junit_counts(junit)
+    one["counts"] = {"passed": passed, "failed": failed, "skipped": skipped}
+    if failed or (res.rc != 0 and not passed + skipped):
+        return {**one, "status": "fail", "failures": failures,
+                "detail": f"{failed} failed ({', '.join(failures[:5])}), {passed} passed, "
+                          f"{skipped} skipped"}
+    if passed:
+        return {**one, "status": "pass", "detail": f"{passed} passed, {skipped} skipped"}
+    if skipped:
+        return {**one, "status": "skip", "detail": f"all {skipped} skipped: {reason or '?'}"}
+    return {**one, "status": "skip", "detail": "no GPU tests found"}
 
 
 def step_ctest(r, a):
-    junit = r.path("ctest-gpu.xml")
-    res, first, note = run_ctest(r, a, junit)
-    seconds = first + res.seconds
-    if res.timed_out or not os.path.exists(junit):
-        why = "timed out" if res.timed_out else f"exit {res.rc}, no JUnit file"
-        r.record("ctest", "fail", seconds, f"{note}ctest {why}: {res.last_lines(2)}")
-        return
-    passed, failed, skipped, reason, failures = junit_counts(junit)
-    counts = {"passed": passed, "failed": failed, "skipped": skipped}
-    if failed or (res.rc != 0 and not passed + skipped):
-        detail = f"{failed} failed ({', '.join(failures[:5])}), {passed} passed, {skipped} skipped"
-        r.record("ctest", "fail", seconds, note + detail, counts=counts)
-    elif passed:
-        r.record("ctest", "pass", seconds, f"{note}{passed} passed, {skipped} skipped",
-                 counts=counts)
-    elif skipped:
-        r.record("ctest", "skip", seconds, f"{note}all {skipped} skipped: {reason or '?'}",
-                 counts=counts)
-    else:
-        r.record("ctest", "skip", seconds, "no GPU tests found", counts=counts)
+    """--ctest-runs runs of ctest; ctest-gpu.xml keeps the first failing run's JUnit, else the
+    last's. A run that would not fit after the slowest one is skipped (time budget)."""
+    scratch = os.path.join(a.build_dir, "gpu-check-ctest")
+    os.makedirs(scratch, exist_ok=True)
+    runs, kept_failure, slowest = [], False, 0.0
+    for k in range(1, a.ctest_runs + 1):
+        if k > 1 and (r.left() - 90 < slowest or runs[0]["status"] == "skip"):
+            why = "the first run skipped" if runs[0]["status"] == "skip" else "time budget"
+            runs.append({"run": k, "status": "skip", "seconds": 0.0, "detail": why})
+            continue
+        junit = os.path.join(scratch, f"run{k}.xml")
+        one = ctest_once(r, a, k, junit)
+        runs.append(one)
+        slowest = max(slowest, one["seconds"])
+        if not kept_failure and os.path.exists(junit):
+            shutil.copyfile(junit, r.path("ctest-gpu.xml"))
+            kept_failure = one["status"] == "fail"
+    status = next((s for s in ("fail", "pass", "skip") if any(x["status"] == s for x in runs)))
+    detail = runs[0]["detail"] if len(runs) == 1 else "; ".join(
+        f"run {x['run']}: {x['status']} ({x['detail']})" for x in runs)
+    seconds = sum(x["seconds"] for x in runs)
+    r.record("ctest", status, seconds, detail, runs=runs,
+             counts=next((x["counts"] for x in runs if "counts" in x), None))
 
 
 def binary(a, rel):
@@ -296,7 +316,7 @@ def gtest_count(text, word):
 def main(argv=None):
     a = parse_args(argv)
     r = Runner(a.out, a.budget)
-    for log in ("build.log", "gpu.log", "bench.log", "bench.jsonl", "faults.log",
+    for log in ("build.log", "gpu.log", "ctest-gpu.xml", "bench.log", "bench.jsonl", "faults.log",
                 "nccl-faults.log"):
         if os.path.exists(r.path(log)):
             os.remove(r.path(log))
@@ -306,10 +326,14 @@ def main(argv=None):
     if not os.path.exists(os.path.join(a.build_dir, "CMakeCache.txt")):
         r.finish(error=f"{a.build_dir} is not configured (run without --no-build)")
         return 1
+    if a.no_build and not gpu_check_relocate.step_relocate(r, a, ROOT):
+        r.finish(error="relocate failed: the carried build tree cannot run here")
+        return 1
     steps = {"build": step_build, "gpu-info": step_gpu_info, "ctest": step_ctest,
              "kernel-bench": step_kernel_bench, "sanitizer": step_sanitizer,
-             "bench": gpu_check_bench.step_bench, "nccl": gpu_check_bench.step_nccl,
-             "fault": gpu_check_bench.step_fault, "nccl-faults": gpu_check_nccl.step_nccl_faults}
+             "bench": gpu_check_bench.step_bench, "concurrency": gpu_check_bench.step_concurrency,
+             "nccl": gpu_check_bench.step_nccl, "fault": gpu_check_bench.step_fault,
+             "nccl-faults": gpu_check_nccl.step_nccl_faults}
     for name in STEPS[1:]:
         if name not in a.steps:
             continue
