@@ -329,6 +329,12 @@ void Analyzer::feedLine(std::string_view raw, long line_number) {
 }
 
 core::Status Analyzer::analyzeFile(const std::string& path) {
+  std::string pickle_note;  // a pickled Flight Recorder dump is binary: never read as lines
+  if (readPickledFlightRecorder(path, rankFromFileName(path), progress_, pickle_note)) {
+    ++files_;
+    if (!pickle_note.empty()) note(pickle_note);
+    return core::Status::ok();
+  }
   CCSCOPE_ASSIGN_OR_RETURN(auto reader, LineReader::open(path));
   beginFile(path);
   std::string_view line;

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "diagnostics/analyze/pickle_reader.h"
 
 namespace ccscope::diagnostics {
 namespace {
@@ -44,15 +47,9 @@ void readPgStatus(const json& doc, int rank, const std::string& file, ProgressTr
                                       enq, done)});
 }
 
-}  // namespace
-
-bool parseFlightRecorderDump(std::string_view text, int rank_hint, const std::string& file,
-                             ProgressTracker& tracker) {
-  json doc = json::parse(text.begin(), text.end(), nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("entries") ||
-      !doc["entries"].is_array()) {
-    return false;
-  }
+// True when `doc` is a Flight Recorder dump (it was then fed to `tracker`).
+bool feedDump(const json& doc, int rank_hint, const std::string& file, ProgressTracker& tracker) {
+  if (!doc.is_object() || !doc.contains("entries") || !doc["entries"].is_array()) return false;
   int rank = rank_hint;
   if (intField(doc, "rank") >= 0) rank = static_cast<int>(intField(doc, "rank"));
   if (rank < 0) return true;  // a dump, but no way to tell whose
@@ -79,6 +76,62 @@ bool parseFlightRecorderDump(std::string_view text, int rank_hint, const std::st
     tracker.recordEnqueued(rank, max_seq, max_done,
                            {file, 1, fmt::format("last recorded collective_seq_id={}", max_seq)});
   }
+  return true;
+}
+
+// The whole file, when it is no larger than the largest dump read.
+core::Result<std::string> readSmallFile(const std::string& path, size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  std::string data, chunk(size_t{1} << 16, '\0');
+  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+    data.append(chunk.data(), static_cast<size_t>(in.gcount()));
+    if (data.size() > max_bytes) {
+      return core::Status(core::Code::kInvalidArgument,
+                          fmt::format("larger than the {} MiB read", max_bytes >> 20));
+    }
+  }
+  if (in.bad()) return core::Status(core::Code::kSystem, "read error");
+  return data;
+}
+
+}  // namespace
+
+bool parseFlightRecorderDump(std::string_view text, int rank_hint, const std::string& file,
+                             ProgressTracker& tracker) {
+  const json doc = json::parse(text.begin(), text.end(), nullptr, false);
+  return !doc.is_discarded() && feedDump(doc, rank_hint, file, tracker);
+}
+
+bool readPickledFlightRecorder(const std::string& path, int rank_hint, ProgressTracker& tracker,
+                               std::string& note) {
+  char head[2] = {};
+  if (path == "-" || !std::ifstream(path, std::ios::binary).read(head, 2) ||
+      !looksLikePickle(std::string_view(head, 2))) {
+    return false;
+  }
+  auto data = readSmallFile(path, kMaxJsonDocumentBytes);
+  if (!data.isOk()) {
+    note = fmt::format("{}: a pickle, not read: {}", path, data.status().message());
+    return true;
+  }
+  auto decoded = decodePickle(*data);
+  if (!decoded.isOk()) {  // a dump whose paths were edited after it was written, perhaps
+    PickleOptions repair;
+    repair.repair_string_lengths = true;
+    size_t repaired_strings = 0;
+    auto repaired = decodePickle(*data, repair, &repaired_strings);
+    if (!repaired.isOk()) {
+      note = fmt::format("{}: a pickle, not read: {}", path, decoded.status().message());
+      return true;
+    }
+    note = fmt::format(
+        "{}: read after repairing {} str(s) whose length prefix disagreed with their text "
+        "(was the dump edited?)",
+        path, repaired_strings);
+    decoded = std::move(repaired);
+  }
+  if (!feedDump(*decoded, rank_hint, path, tracker))
+    note = fmt::format("{}: a pickle, but not a Flight Recorder dump: skipped", path);
   return true;
 }
 
