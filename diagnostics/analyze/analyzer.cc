@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include "diagnostics/analyze/flight_recorder.h"
@@ -105,9 +106,16 @@ int rankAfter(std::string_view body, std::string_view marker) {
   return at == std::string_view::npos ? -1 : toRank(body.substr(at + marker.size()));
 }
 
+// The triggers, then the cue words (CueTracker), in one keyword index.
+std::vector<std::string> indexKeywords() {
+  std::vector<std::string> k = triggerKeywords();
+  for (int w : cueLineWords()) k.emplace_back(cueWords()[static_cast<size_t>(w)].text);
+  return k;
+}
+
 }  // namespace
 
-Analyzer::Analyzer(std::vector<Rule> rules) : matcher_(std::move(rules), triggerKeywords()) {}
+Analyzer::Analyzer(std::vector<Rule> rules) : matcher_(std::move(rules), indexKeywords()) {}
 
 core::Result<std::unique_ptr<Analyzer>> Analyzer::create(
     const std::vector<std::string>& rule_dirs) {
@@ -164,6 +172,7 @@ const FindingSpec* Analyzer::specForLayer(const Rule& rule, std::string_view lay
 }
 
 void Analyzer::addEvent(Event e, const Event& base) {
+  decisive_ = decisive_ || decides(e.spec);
   e.file_index = base.file_index;
   if (e.order == 0) {  // events that carry their own line (a crash's signal line) keep it
     e.order = base.order;
@@ -273,6 +282,19 @@ void Analyzer::dispatchTriggers(const std::vector<int>& triggers, std::string_vi
   if (file_->crash.active()) file_->crash.feed(body, line_number, derived);
 }
 
+// Hits past the triggers are cue words, for the best-guess stage.
+void Analyzer::feedCues(std::string_view body, long line_number) {
+  const auto cue_base = static_cast<int>(triggerKeywords().size());
+  const auto first_cue = std::lower_bound(triggers_.begin(), triggers_.end(), cue_base);
+  if (first_cue == triggers_.end()) return;
+  cue_hits_.clear();
+  for (auto it = first_cue; it != triggers_.end(); ++it)
+    cue_hits_.push_back(cueLineWords()[static_cast<size_t>(*it - cue_base)]);
+  triggers_.erase(first_cue, triggers_.end());
+  // A root cause or a symptom found already decides; the guess is never asked for.
+  if (!decisive_) cues_.feed(cue_hits_, body, file_->name, line_number);
+}
+
 void Analyzer::feedLine(std::string_view raw, long line_number) {
   if (!file_) beginFile("<input>");
   ++lines_;
@@ -309,6 +331,7 @@ void Analyzer::feedLine(std::string_view raw, long line_number) {
   matches_.clear();
   triggers_.clear();
   matcher_.scan(ctx.body, matches_, triggers_);
+  feedCues(ctx.body, line_number);
   if (matches_.empty() && triggers_.empty() && !file_->p2p.active() && !file_->crash.active()) {
     return;
   }
@@ -360,7 +383,7 @@ reports::Diagnosis Analyzer::finish() {
   for (auto& e : versions_.conclude()) addEvent(std::move(e), base);
   for (auto& e : worlds_.conclude()) addEvent(std::move(e), base);
   for (auto& e : plugins_.conclude()) addEvent(std::move(e), base);
-  return reason(acc_, files_, lines_);
+  return reason(acc_, files_, lines_, cues_.guess());
 }
 
 core::Result<AnalyzeResult> analyzeInputs(const std::vector<std::string>& inputs,

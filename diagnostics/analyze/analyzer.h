@@ -14,6 +14,7 @@
 #include "core/status.h"
 #include "diagnostics/analyze/block_parsers.h"
 #include "diagnostics/analyze/crash_site.h"
+#include "diagnostics/analyze/cue_tracker.h"
 #include "diagnostics/analyze/finding_accumulator.h"
 #include "diagnostics/analyze/progress_tracker.h"
 #include "diagnostics/analyze/rule_matcher.h"
@@ -66,6 +67,7 @@ class Analyzer {
   void dispatchTriggers(const std::vector<int>& triggers, std::string_view body, long line_number,
                         const Event& base, std::vector<Event>& derived);
   void addRuleMatch(const RuleMatch& m, std::string_view body, const Event& base);
+  void feedCues(std::string_view body, long line_number);
   void noteHost(const std::string& host);
   void concludePhases();
   void addEvent(Event e, const Event& base);
@@ -78,6 +80,9 @@ class Analyzer {
   VersionTracker versions_;
   WorldTracker worlds_;
   NetPluginTracker plugins_;
+  CueTracker cues_;
+  std::vector<int> cue_hits_;
+  bool decisive_ = false;  // a root cause or symptom was found: no best guess needed
   std::unique_ptr<FileState> file_;
   // Phases still open where a file ended, and those some file ended with closed: that settles
   // them in every file (whose order against it is unknown), as when only rank 0 prints that

@@ -192,6 +192,62 @@ void setRunnerUp(const std::vector<Candidate>& ranked, reports::Diagnosis& d) {
   }
 }
 
+// Where to look next for a layer named only by a best guess.
+const char* guessNextStep(core::Layer l) {
+  switch (l) {
+    case core::Layer::kBootstrap:
+      return "Check that every rank starts and reaches the rendezvous: the launcher's host list "
+             "and process count, MASTER_ADDR/MASTER_PORT (or the store) reachable from every node.";
+    case core::Layer::kHostNetwork:
+      return "Check the interface each rank uses (NCCL_SOCKET_IFNAME, ip -br addr), routes and "
+             "firewalls between the hosts (nc -zv HOST PORT both ways).";
+    case core::Layer::kRdma:
+      return "Check the RDMA devices and ports on every host (ibv_devinfo, ibstat: state ACTIVE, "
+             "the same link layer), and run `ccscope diagnose` or perftest between two hosts.";
+    case core::Layer::kGpu:
+      return "Check the GPUs and their driver on every host (nvidia-smi -q, dmesg | grep -i xid, "
+             "nvidia-smi topo -m) and run `ccscope diagnose --device cuda`.";
+    case core::Layer::kLibrary:
+      return "Check that every rank loads the same communication library build (NCCL/MPI/UCX "
+             "versions, plugins, LD_LIBRARY_PATH) and rerun with NCCL_DEBUG=INFO.";
+    default:
+      return "Check the program: every rank must call the same collectives in the same order "
+             "with matching sizes; rerun with TORCH_NCCL_DUMP_ON_TIMEOUT=1 and NCCL_DEBUG=INFO.";
+  }
+}
+
+std::string siteText(const CueTracker::Guess& g) {
+  using Site = CueTracker::Site;
+  switch (g.site) {
+    case Site::kWords:
+      return fmt::format("from the words of the failure lines ({})", g.words);
+    case Site::kUserTraceback:
+      return "from where it failed: a Python traceback through the program's own files";
+    case Site::kNativeCrash:
+      return "from where it failed: a native crash (signal) in the process, no layer named";
+    case Site::kAtStart:
+      return "from the phase: the logs stop at the job's start with no words of the launch or "
+             "rendezvous, as when hosts cannot reach each other";
+    case Site::kPastStart:
+      return "from the phase: the logs go past the job's start, so ranks fell out of step";
+  }
+  return "";
+}
+
+void bestGuess(const CueTracker::Guess& g, reports::Diagnosis& d) {
+  d.conclusive = true;
+  d.layer = g.layer;
+  d.confidence = "low";
+  d.evidence = {g.evidence};
+  d.next_step = guessNextStep(g.layer);
+  d.verdict = "no known failure signature matched; best guess " + siteText(g);
+  if (g.runner_up != core::Layer::kNone) {
+    d.runner_up = g.runner_up;
+    d.runner_up_verdict = fmt::format("the failure lines' words also point here (score {} vs {})",
+                                      g.runner_up_score, g.score);
+  }
+}
+
 }  // namespace
 
 // Where lines compare two ranks, the rank every pair names is the one that differs; one pair
@@ -238,7 +294,8 @@ reports::Culprit culpritOf(const FindingAggregate& a, const FindingAccumulator& 
   return c;
 }
 
-reports::Diagnosis reason(const FindingAccumulator& acc, long files, long lines) {
+reports::Diagnosis reason(const FindingAccumulator& acc, long files, long lines,
+                          const CueTracker::Guess& guess) {
   std::vector<Candidate> ranked;
   for (const auto& [id, a] : acc.aggregates()) ranked.push_back({&a, toFinding(a, acc)});
   std::sort(ranked.begin(), ranked.end(), rankBefore);
@@ -268,6 +325,8 @@ reports::Diagnosis reason(const FindingAccumulator& acc, long files, long lines)
     conclude(ranked[0].finding, d);
     d.confidence = "low";
     d.verdict = "no error signature matched; the context points at this layer: " + d.verdict;
+  } else if (guess.layer != core::Layer::kNone) {
+    bestGuess(guess, d);
   } else {
     d.verdict = seenSummary(ranked, files, lines);
     d.next_step =
@@ -275,7 +334,7 @@ reports::Diagnosis reason(const FindingAccumulator& acc, long files, long lines)
         "for Flight Recorder dumps), plus dmesg from every host, and run again.";
     d.confidence = "none";
   }
-  if (d.conclusive) setRunnerUp(ranked, d);
+  if (d.conclusive && d.runner_up == core::Layer::kNone) setRunnerUp(ranked, d);
   for (size_t i = 0; i < ranked.size() && i < kMaxListedFindings; ++i) {
     d.findings.push_back(std::move(ranked[i].finding));
   }

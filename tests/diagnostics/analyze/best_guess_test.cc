@@ -1,0 +1,75 @@
+// The best-guess stage (cue_tracker.cc) through the whole analyzer: lines no rule knows, written
+// here for each mechanism (the failure lines' vocabulary, a wrapper and its detail, where the
+// failure sits, the phase), so that a rule added later for one of them does not hide the stage:
+// each line's wording is invented, not taken from a real log.
+#include <gtest/gtest.h>
+
+#include "tests/diagnostics/analyze/test_util.h"
+
+namespace ccscope::diagnostics {
+namespace {
+
+using core::Layer;
+using testing::analyzeMemory;
+
+TEST(BestGuessTest, TheFailureLinesVocabularyNamesTheLayer) {
+  auto d = analyzeMemory(
+      {{"r0.log",
+        {"worker 3 starting", "zork: failed to open socket on iface foo7", "zork: giving up"}}});
+  EXPECT_TRUE(d.conclusive);
+  EXPECT_EQ(d.layer, Layer::kHostNetwork) << d.verdict;
+  EXPECT_EQ(d.confidence, "low");
+  ASSERT_FALSE(d.evidence.empty());
+  EXPECT_EQ(d.evidence.front().line, 2);
+}
+
+TEST(BestGuessTest, TheDetailUnderAWrapperOutweighsTheWrapper) {
+  auto d = analyzeMemory({{"r0.log",
+                           {"zork: collective failed: nccl internal error",
+                            "zork: Last error: mlx5 port went down while posting"}}});
+  EXPECT_EQ(d.layer, Layer::kRdma) << d.verdict;
+}
+
+TEST(BestGuessTest, ATracebackThroughTheProgramsOwnFilesIsTheApplication) {
+  auto d = analyzeMemory({{"r0.log",
+                           {"Traceback (most recent call last):",
+                            "  File \"/home/me/proj/train_zork.py\", line 12, in <module>",
+                            "  File \"/usr/lib/python3/site-packages/zork/core.py\", line 9, in f",
+                            "ZorkFailure: the widget failed"}}});
+  EXPECT_EQ(d.layer, Layer::kApplication) << d.verdict;
+}
+
+TEST(BestGuessTest, ANativeCrashNamingNoLayerIsTheLibraryItRanIn) {
+  auto d = analyzeMemory({{"r0.log",
+                           {"zork starting",
+                            "./run_zork.sh: line 4: 1234 Segmentation "
+                            "fault      ./zork"}}});
+  EXPECT_EQ(d.layer, Layer::kLibrary) << d.verdict;
+}
+
+// Stopped at the start with no rendezvous words: hosts that cannot reach each other.
+TEST(BestGuessTest, AWordlessFailureIsTheNetworkOrTheRanksByThePhase) {
+  auto early = analyzeMemory({{"r0.log", {"zork: it failed"}}});
+  EXPECT_EQ(early.layer, Layer::kHostNetwork) << early.verdict;
+  auto late = analyzeMemory({{"r0.log", {"epoch 3 done", "zork: it failed"}}});
+  EXPECT_EQ(late.layer, Layer::kApplication) << late.verdict;
+}
+
+TEST(BestGuessTest, NoFailureLineIsNothingConclusive) {
+  auto d = analyzeMemory(
+      {{"r0.log", {"zork starting", "TORCH_NCCL_ASYNC_ERROR_HANDLING=1", "success on the gpu"}}});
+  EXPECT_FALSE(d.conclusive) << d.verdict;
+  EXPECT_EQ(d.confidence, "none");
+}
+
+// A message every rank repeats counts a few times, not once per rank: one line of another
+// layer's strong vocabulary still decides.
+TEST(BestGuessTest, ARepeatedMessageDoesNotOutvoteEverythingElse) {
+  std::vector<std::string> lines(64, "zork: error in the network stack");
+  lines.push_back("zork: fatal: the ibv_ queue pair went into error");
+  auto d = analyzeMemory({{"r0.log", lines}});
+  EXPECT_EQ(d.layer, Layer::kRdma) << d.verdict;
+}
+
+}  // namespace
+}  // namespace ccscope::diagnostics
