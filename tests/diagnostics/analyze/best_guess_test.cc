@@ -62,6 +62,14 @@ TEST(BestGuessTest, NoFailureLineIsNothingConclusive) {
   EXPECT_EQ(d.confidence, "none");
 }
 
+// A severity word in a line printed at an informational level is the program's own narration.
+TEST(BestGuessTest, AnInfoLevelLineIsNoFailure) {
+  auto d = analyzeMemory({{"r0.log",
+                           {"zork INFO could not find the optional widget plugin",
+                            "[DEBUG] retrying failed lookup of zork.conf"}}});
+  EXPECT_FALSE(d.conclusive) << d.verdict;
+}
+
 // A message every rank repeats counts a few times, not once per rank: one line of another
 // layer's strong vocabulary still decides.
 TEST(BestGuessTest, ARepeatedMessageDoesNotOutvoteEverythingElse) {
