@@ -148,7 +148,8 @@ void CueTracker::feed(std::span<const int> hits, std::string_view body, const st
   }
   if (severity == 0 || (severity < 3 && isInfoLevel(body))) return;
   if (severity == 3) native_crash_ = native_crash_ || isNativeCrash(body);
-  const reports::Evidence where{file, line_number, std::string(body.substr(0, kMaxCueEvidence))};
+  // Cut and cleaned as every evidence line is: the JSON stays valid.
+  const reports::Evidence where{file, line_number, reports::sanitizeText(body, kMaxCueEvidence)};
   if (failures_++ == 0) first_failure_ = where;
   // The first failure, the message a traceback ends with and the detail under a wrapper weigh
   // double: they are where a cause is written.

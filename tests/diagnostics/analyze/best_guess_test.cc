@@ -70,6 +70,15 @@ TEST(BestGuessTest, AnInfoLevelLineIsNoFailure) {
   EXPECT_FALSE(d.conclusive) << d.verdict;
 }
 
+TEST(BestGuessTest, EvidenceIsValidUtf8AndCut) {
+  std::string line = "zork: socket failed \xff\xfe ";
+  line += std::string(2000, 'x');
+  auto d = analyzeMemory({{"r0.log", {line}}});
+  ASSERT_EQ(d.evidence.size(), 1u);
+  EXPECT_LE(d.evidence.front().text.size(), 520u);
+  EXPECT_EQ(d.evidence.front().text.find('\xff'), std::string::npos);
+}
+
 // A message every rank repeats counts a few times, not once per rank: one line of another
 // layer's strong vocabulary still decides.
 TEST(BestGuessTest, ARepeatedMessageDoesNotOutvoteEverythingElse) {
