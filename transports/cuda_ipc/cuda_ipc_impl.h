@@ -101,7 +101,7 @@ class CudaIpcTransport final : public Transport {
 
   TransportOptions opts_;
   const CudaIpcOps& ops_;
-  std::unique_ptr<Transport> ctrl_;  // shm: announcements and acknowledgements
+  std::unique_ptr<Transport> ctrl_;  // shm: announcements and answers
   core::HostBuffer ctrl_mem_;
   Registration ctrl_reg_;
   // Control request slot -> (peer << 16 | recv << 15 | index); -1: not ours.
