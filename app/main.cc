@@ -16,6 +16,7 @@
 #include "app/report_command.h"
 #ifdef CCSCOPE_HAVE_ANALYZE
 #include "app/analyze_command.h"
+#include "app/hang_command.h"
 #endif
 
 namespace {
@@ -36,6 +37,7 @@ int runCli(int argc, char** argv) {
   commands.push_back(addModelCommand(root));
 #ifdef CCSCOPE_HAVE_ANALYZE
   commands.push_back(addAnalyzeCommand(root));
+  commands.push_back(addHangCommand(root));
 #endif
   try {
     root.parse(argc, argv);

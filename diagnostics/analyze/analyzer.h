@@ -16,6 +16,8 @@
 #include "diagnostics/analyze/crash_site.h"
 #include "diagnostics/analyze/cue_tracker.h"
 #include "diagnostics/analyze/finding_accumulator.h"
+#include "diagnostics/analyze/hang_snapshot.h"
+#include "diagnostics/analyze/hang_tracker.h"
 #include "diagnostics/analyze/progress_tracker.h"
 #include "diagnostics/analyze/rule_matcher.h"
 #include "diagnostics/analyze/version_tracker.h"
@@ -23,6 +25,10 @@
 #include "reports/diagnosis.h"
 
 namespace ccscope::diagnostics {
+
+// A rank NCCL RAS lists as missing from a communicator (derived from the report's sections).
+const FindingSpec& rasRankMissingSpec();
+const FindingSpec& rasRankDeadSpec();
 
 class Analyzer {
  public:
@@ -37,6 +43,9 @@ class Analyzer {
   void beginFile(const std::string& name);
   void feedLine(std::string_view raw, long line_number);
   void endFile();
+  // What `ccscope hang` read on one node (its --json, or in memory): RAS's report, the kernel
+  // log, Flight Recorder dumps and what each process was doing.
+  void analyzeSnapshot(const HangSnapshot& s, const std::string& name);
 
   reports::Diagnosis finish();
 
@@ -59,6 +68,8 @@ class Analyzer {
     P2pMatrixParser p2p;
     CrashSite crash;
     bool json_candidate = false;
+    std::string ras_section;  // the NCCL RAS report section the lines are in
+    bool ras_dead = false;    // the report holds a DEAD section
     std::string json_text;
     std::map<std::string, OpenPhase> open_phases;  // phase -> the latest line that opened it
     std::set<std::string> closed;                  // phases a line of this file closed
@@ -73,6 +84,8 @@ class Analyzer {
   void addEvent(Event e, const Event& base);
   const FindingSpec* specForLayer(const Rule& rule, std::string_view layer_name);
   void note(std::string text);
+  void feedText(const std::string& name, const std::string& text, int rank, const std::string& host);
+  bool readSnapshotFile(const std::string& path, core::Status& status);
 
   RuleMatcher matcher_;
   FindingAccumulator acc_;
@@ -81,6 +94,7 @@ class Analyzer {
   WorldTracker worlds_;
   NetPluginTracker plugins_;
   CueTracker cues_;
+  HangTracker hang_;
   std::vector<int> cue_hits_;
   bool decisive_ = false;  // a root cause or symptom was found: no best guess needed
   std::unique_ptr<FileState> file_;

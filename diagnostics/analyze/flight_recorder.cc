@@ -102,6 +102,11 @@ bool parseFlightRecorderDump(std::string_view text, int rank_hint, const std::st
   return !doc.is_discarded() && feedDump(doc, rank_hint, file, tracker);
 }
 
+bool feedFlightRecorderDump(const json& doc, int rank_hint, const std::string& file,
+                            ProgressTracker& tracker) {
+  return feedDump(doc, rank_hint, file, tracker);
+}
+
 bool readPickledFlightRecorder(const std::string& path, int rank_hint, ProgressTracker& tracker,
                                std::string& note) {
   char head[2] = {};

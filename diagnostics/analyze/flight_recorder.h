@@ -5,6 +5,7 @@
 // was), fed into the ProgressTracker for the cross-rank comparison.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,10 @@ inline constexpr size_t kMaxJsonDocumentBytes = 64u << 20;
 // True when `text` is a Flight Recorder dump (it was then fed to `tracker`).
 bool parseFlightRecorderDump(std::string_view text, int rank_hint, const std::string& file,
                              ProgressTracker& tracker);
+
+// The same for a dump already parsed (as `ccscope hang` stores it in its snapshot).
+bool feedFlightRecorderDump(const nlohmann::json& doc, int rank_hint, const std::string& file,
+                            ProgressTracker& tracker);
 
 // False when `path` is not a pickle (it does not start with PROTO 2-5; "-" is never one): read it
 // as text. Otherwise the pickle was read whole: fed to `tracker` when it decodes to a Flight

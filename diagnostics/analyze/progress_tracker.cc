@@ -124,6 +124,31 @@ bool ProgressTracker::parseWatchdogLine(std::string_view body, int rank,
   return true;
 }
 
+int ProgressTracker::parseRasOperationLine(std::string_view body, const reports::Evidence& where,
+                                           std::string* host) {
+  const size_t at = body.find("Rank ");
+  const bool none = body.find(" has not launched any operations") != std::string_view::npos;
+  const size_t ops = none ? body.find(" has not launched") : body.find(" up to operation ");
+  if (at == std::string_view::npos || ops == std::string_view::npos || ops < at) return -1;
+  const long rank = numberAfter(body.substr(at), "Rank ");
+  const long count = none ? 0 : numberAfter(body.substr(ops), " up to operation ");
+  if (rank < 0 || count < 0 || rank > 1000000) return -1;
+  const bool launched = none || body.find("launched up to") != std::string_view::npos;
+  recordEnqueued(static_cast<int>(rank), launched ? count : -1, launched ? -1 : count, where);
+  if (host) {
+    const size_t node = body.find(" on node ");
+    host->clear();
+    for (size_t i = node == std::string_view::npos ? body.size() : node + 9;
+         i < body.size() && host->size() < 80; ++i) {
+      const char c = body[i];
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != ':' && c != '-' && c != '_')
+        break;
+      *host += c;
+    }
+  }
+  return static_cast<int>(rank);
+}
+
 void ProgressTracker::recordEnqueued(int rank, long last_enqueued, long last_completed,
                                      const reports::Evidence& where) {
   RankProgress* p = slot(rank);
@@ -244,6 +269,23 @@ std::vector<Event> ProgressTracker::absentRanks() const {
     out.push_back(e);
     out.back().rank = r;
   }
+  return out;
+}
+
+std::vector<int> ProgressTracker::behind(long* lo_out, long* hi_out) const {
+  std::vector<std::pair<long, int>> seen;
+  for (const auto& [rank, p] : ranks_)
+    if (p.last_enqueued >= 0) seen.emplace_back(p.last_enqueued, rank);
+  if (seen.size() < 2) return {};
+  const long lo = std::min_element(seen.begin(), seen.end())->first;
+  const long hi = std::max_element(seen.begin(), seen.end())->first;
+  if (lo_out) *lo_out = lo;
+  if (hi_out) *hi_out = hi;
+  std::vector<int> out;
+  if (lo == hi) return out;
+  for (const auto& [v, rank] : seen)
+    if (v == lo) out.push_back(rank);
+  if (out.size() * 2 > seen.size()) out.clear();
   return out;
 }
 

@@ -28,6 +28,10 @@ class ProgressTracker {
   // Parses one watchdog line (any line; cheap when it is not one). rank may be -1: then the
   // line's own "Rank N]" is used. Returns true when the line carried progress.
   bool parseWatchdogLine(std::string_view body, int rank, const reports::Evidence& where);
+  // NCCL RAS's "Rank N has launched up to operation M" (the rank's last enqueued collective);
+  // `host` gets the node the line names. Returns the rank, -1 when the line is not one.
+  int parseRasOperationLine(std::string_view body, const reports::Evidence& where,
+                            std::string* host = nullptr);
   void recordEnqueued(int rank, long last_enqueued, long last_completed,
                       const reports::Evidence& where);
   // One Flight Recorder entry: collective `seq` of process group `pg` was `op` on `rank`.
@@ -41,6 +45,9 @@ class ProgressTracker {
 
   // Cross-rank conclusions, as events for the accumulator.
   std::vector<Event> conclude() const;
+  // The ranks whose last enqueued collective is the lowest, a minority below the others (empty
+  // when none is behind); lo and hi are the lowest and highest last enqueued.
+  std::vector<int> behind(long* lo = nullptr, long* hi = nullptr) const;
   const std::map<int, RankProgress>& ranks() const { return ranks_; }
 
  private:

@@ -43,6 +43,9 @@ Loaded load() {
   bind(lib, "nvmlDeviceGetCurrPcieLinkWidth", a.deviceGetCurrPcieLinkWidth);
   bind(lib, "nvmlDeviceGetMaxPcieLinkWidth", a.deviceGetMaxPcieLinkWidth);
   bind(lib, "nvmlDeviceGetNvLinkState", a.deviceGetNvLinkState);
+  bind(lib, "nvmlDeviceGetProcessUtilization", a.deviceGetProcessUtilization);
+  bind(lib, "nvmlDeviceGetComputeRunningProcesses_v3", a.deviceGetComputeRunningProcesses);
+  bind(lib, "nvmlDeviceGetUtilizationRates", a.deviceGetUtilizationRates);
   if (!a.init) {
     l.error = std::string(kLibrary) + " has no nvmlInit_v2 (driver too old)";
     return l;

@@ -47,6 +47,25 @@ struct Memory {
   unsigned long long total, free, used;
 };
 
+// nvmlProcessUtilizationSample_t: one process's use of a device over a sampling period, %.
+struct ProcessUtilizationSample {
+  unsigned pid;
+  unsigned long long timeStamp;  // CPU timestamp, µs
+  unsigned smUtil, memUtil, encUtil, decUtil;
+};
+
+// nvmlProcessInfo_t as nvmlDeviceGetComputeRunningProcesses_v3 fills it.
+struct ProcessInfo {
+  unsigned pid;
+  unsigned long long usedGpuMemory;  // bytes
+  unsigned gpuInstanceId, computeInstanceId;
+};
+
+// nvmlUtilization_t, %.
+struct Utilization {
+  unsigned gpu, memory;
+};
+
 // The entry points ccscope reads; a null pointer is a symbol this driver does not export. This
 // table is also the seam the findings logic is tested through (a fake table, no driver).
 struct Api {
@@ -70,6 +89,10 @@ struct Api {
   Return (*deviceGetCurrPcieLinkWidth)(Device, unsigned*) = nullptr;
   Return (*deviceGetMaxPcieLinkWidth)(Device, unsigned*) = nullptr;
   Return (*deviceGetNvLinkState)(Device, unsigned, EnableState*) = nullptr;
+  Return (*deviceGetProcessUtilization)(Device, ProcessUtilizationSample*, unsigned*,
+                                        unsigned long long) = nullptr;
+  Return (*deviceGetComputeRunningProcesses)(Device, unsigned*, ProcessInfo*) = nullptr;  // _v3
+  Return (*deviceGetUtilizationRates)(Device, Utilization*) = nullptr;
 };
 
 struct Loaded {

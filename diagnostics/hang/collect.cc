@@ -1,0 +1,429 @@
+#include "diagnostics/hang/collect.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "diagnostics/analyze/pickle_reader.h"
+#include "diagnostics/hang/kernel_log.h"
+#include "diagnostics/hang/proc_scan.h"
+#include "diagnostics/hang/ras_client.h"
+#include "diagnostics/live/child_process.h"
+#include "transports/probe/nvml_loader.h"
+
+namespace ccscope::diagnostics {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string envOf(const HangProcess& p, const char* key) {
+  auto it = p.env.find(key);
+  return it == p.env.end() ? std::string() : it->second;
+}
+
+std::string nowUtc() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string hostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+// A program on PATH (or a path), or "" when there is none.
+std::string findProgram(const std::string& name) {
+  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string candidate = dirs.substr(start, end - start) + "/" + name;
+    if (end > start && access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return {};
+}
+
+bool pythonProcess(const HangProcess& p) {
+  return p.torch || p.cmdline.find("python") != std::string::npos;
+}
+
+// The RAS address: the operator's, else the one the job set, else NCCL's default.
+std::string rasAddress(const HangOptions& opt, const std::vector<HangProcess>& procs) {
+  if (!opt.ras.empty()) return opt.ras;
+  for (const auto& p : procs) {
+    const std::string a = envOf(p, "NCCL_RAS_ADDR");
+    if (!a.empty()) return a;
+  }
+  return fmt::format("127.0.0.1:{}", kRasDefaultPort);
+}
+
+// Seconds after boot when the earliest of the processes started (0 when unknown).
+double jobStartSeconds(const std::vector<HangProcess>& procs) {
+  double earliest = 0;
+  const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
+  for (const auto& p : procs) {
+    std::ifstream in(fmt::format("/proc/{}/stat", p.pid));
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    const char* s = text.c_str() + close + 2;
+    // Field 22 (starttime) is the 20th after the command.
+    for (int field = 0; field < 19 && s; ++field) {
+      s = std::strchr(s, ' ');
+      if (s) ++s;
+    }
+    if (!s) continue;
+    const double start = static_cast<double>(std::strtoull(s, nullptr, 10)) / hz;
+    if (start > 0 && (earliest == 0 || start < earliest)) earliest = start;
+  }
+  return earliest;
+}
+
+void readPySpy(const HangOptions& opt, Clock::time_point deadline, HangSnapshot& snap) {
+  if (opt.py_spy == "off") {
+    snap.sources.push_back({"py-spy", "skipped", "--py-spy off"});
+    return;
+  }
+  const std::string prog = findProgram(opt.py_spy);
+  if (prog.empty()) {
+    snap.sources.push_back({"py-spy", "unavailable",
+                            fmt::format("{} not found (pip install py-spy): no Python stacks",
+                                        opt.py_spy)});
+    return;
+  }
+  int read = 0, failed = 0;
+  for (auto& p : snap.processes) {
+    if (!pythonProcess(p)) continue;
+    const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
+    if (left < 0.2) {
+      p.py_stack_error = "no time left for py-spy";
+      ++failed;
+      continue;
+    }
+    // --nonblocking: read the stacks without pausing the process.
+    ChildSpec spec;
+    spec.argv = {prog, "dump", "--pid", std::to_string(p.pid), "--nonblocking"};
+    spec.timeout_s = std::min(left, 5.0);
+    const ChildRun run = runChild(spec);
+    std::string out;
+    for (const auto& l : run.lines) out += l + "\n";
+    if (run.ok() && out.find("Thread ") != std::string::npos) {
+      p.py_stack = out;
+      ++read;
+    } else {
+      p.py_stack_error = fmt::format("py-spy {}: {}", run.describe(),
+                                     run.lines.empty() ? "" : run.lines.back().substr(0, 200));
+      ++failed;
+    }
+  }
+  if (read + failed == 0) {
+    snap.sources.push_back({"py-spy", "skipped", "no Python process among them"});
+  } else {
+    snap.sources.push_back({"py-spy", read ? "read" : "error",
+                            fmt::format("{} stack(s) read, {} not (root or ptrace permission "
+                                        "needed for another user's process)",
+                                        read, failed)});
+  }
+}
+
+// The dump file PyTorch writes for `p` (the on-timeout dump, or one the pipe asked for).
+std::string dumpPath(const HangProcess& p) {
+  std::string stem = envOf(p, "TORCH_FR_DUMP_TEMP_FILE");
+  if (stem.empty()) stem = envOf(p, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE");
+  if (stem.empty()) stem = "/tmp/nccl_trace_rank_";
+  return p.rank >= 0 ? stem + std::to_string(p.rank) : std::string();
+}
+
+bool readDump(const std::string& path, nlohmann::json& out, std::string& why) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    why = fmt::format("{}: {}", path, std::strerror(errno));
+    return false;
+  }
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (looksLikePickle(data)) {
+    auto doc = decodePickle(data);
+    if (!doc.isOk()) {
+      PickleOptions repair;
+      repair.repair_string_lengths = true;
+      doc = decodePickle(data, repair);
+    }
+    if (!doc.isOk()) {
+      why = fmt::format("{}: {}", path, doc.status().message());
+      return false;
+    }
+    out = std::move(*doc);
+  } else {
+    out = nlohmann::json::parse(data, nullptr, false);
+    if (out.is_discarded()) {
+      why = path + ": neither a pickle nor JSON";
+      out = nullptr;
+      return false;
+    }
+  }
+  if (!out.is_object() || !out.contains("entries")) {
+    why = path + ": not a Flight Recorder dump";
+    out = nullptr;
+    return false;
+  }
+  return true;
+}
+
+double mtimeOf(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return -1;
+  return static_cast<double>(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec / 1e9;
+}
+
+void readFlightRecorder(const HangOptions& opt, Clock::time_point deadline, HangSnapshot& snap) {
+  int triggered = 0, read = 0;
+  std::vector<std::pair<HangProcess*, double>> waiting;  // triggered: the mtime before
+  for (auto& p : snap.processes) {
+    const std::string pipe_stem = envOf(p, "TORCH_NCCL_DEBUG_INFO_PIPE_FILE");
+    if (!opt.trigger_flight_recorder || pipe_stem.empty() || p.rank < 0) continue;
+    const std::string pipe = pipe_stem + std::to_string(p.rank) + ".pipe";
+    const int fd = ::open(pipe.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+      p.fr_source = fmt::format("pipe {}: {}", pipe, std::strerror(errno));
+      continue;
+    }
+    const bool ok = ::write(fd, "1", 1) == 1;
+    ::close(fd);
+    if (!ok) {
+      p.fr_source = fmt::format("pipe {}: write failed", pipe);
+      continue;
+    }
+    ++triggered;
+    waiting.emplace_back(&p, mtimeOf(dumpPath(p)));
+  }
+  // The process writes its dump from its own watchdog thread; wait for the files to change.
+  while (!waiting.empty() && Clock::now() < deadline) {
+    for (auto it = waiting.begin(); it != waiting.end();) {
+      const double m = mtimeOf(dumpPath(*it->first));
+      if (m > it->second) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the write finish
+        it = waiting.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (!waiting.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (auto& p : snap.processes) {
+    const std::string path = dumpPath(p);
+    if (path.empty() || mtimeOf(path) < 0) {
+      if (p.fr_source.empty()) p.fr_source = "no dump (" + (path.empty() ? "rank unknown" : path) + ")";
+      continue;
+    }
+    std::string why;
+    if (readDump(path, p.fr_dump, why)) {
+      p.fr_source = path;
+      ++read;
+    } else {
+      p.fr_source = why;
+    }
+  }
+  std::string detail = fmt::format("{} dump(s) read", read);
+  if (triggered) detail += fmt::format(", {} asked for through the job's pipe", triggered);
+  if (!waiting.empty()) detail += fmt::format(", {} not written in time", waiting.size());
+  if (read == 0 && triggered == 0)
+    detail += " (the job did not set TORCH_NCCL_DEBUG_INFO_PIPE_FILE and wrote none on a timeout)";
+  snap.sources.push_back({"flight-recorder", read ? "read" : "unavailable", detail});
+}
+
+void readNvml(double sample_s, HangSnapshot& snap) {
+  namespace nv = transports::nvml;
+  const nv::Loaded& l = nv::loadNvml();
+  if (!l.ok()) {
+    snap.sources.push_back({"nvml", "unavailable", l.error});
+    for (auto& p : snap.processes) p.gpu_error = "NVML unavailable";
+    return;
+  }
+  const nv::Api& a = l.api;
+  unsigned count = 0;
+  if (!a.deviceGetCount || a.deviceGetCount(&count) != nv::kSuccess) {
+    snap.sources.push_back({"nvml", "error", "nvmlDeviceGetCount failed"});
+    return;
+  }
+  std::map<unsigned, int> sm;  // pid -> SM %
+  std::map<unsigned, long long> mem;
+  std::set<unsigned> on_gpu;
+  const auto since = static_cast<unsigned long long>(
+      std::chrono::duration_cast<std::chrono::microseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count() -
+      static_cast<long long>(std::max(sample_s, 1.0) * 1e6));
+  std::string problems;
+  for (unsigned i = 0; i < count; ++i) {
+    nv::Device d = nullptr;
+    if (a.deviceGetHandleByIndex(i, &d) != nv::kSuccess) continue;
+    if (a.deviceGetComputeRunningProcesses) {
+      unsigned n = 64;
+      std::vector<nv::ProcessInfo> info(n);
+      if (a.deviceGetComputeRunningProcesses(d, &n, info.data()) == nv::kSuccess) {
+        for (unsigned k = 0; k < n && k < info.size(); ++k) {
+          on_gpu.insert(info[k].pid);
+          mem[info[k].pid] = static_cast<long long>(info[k].usedGpuMemory >> 20);
+        }
+      }
+    }
+    if (a.deviceGetProcessUtilization) {
+      unsigned n = 0;
+      a.deviceGetProcessUtilization(d, nullptr, &n, since);
+      std::vector<nv::ProcessUtilizationSample> samples(std::max(n, 1u) + 8);
+      n = static_cast<unsigned>(samples.size());
+      const nv::Return r = a.deviceGetProcessUtilization(d, samples.data(), &n, since);
+      if (r == nv::kSuccess) {
+        for (unsigned k = 0; k < n; ++k)
+          sm[samples[k].pid] = std::max(sm[samples[k].pid], static_cast<int>(samples[k].smUtil));
+      } else if (problems.empty()) {
+        problems = "per-process utilisation: " + nv::errorText(a, r);
+      }
+    }
+  }
+  int readings = 0;
+  for (auto& p : snap.processes) {
+    const auto pid = static_cast<unsigned>(p.pid);
+    if (sm.count(pid)) {
+      p.gpu_sm_percent = sm[pid];
+      ++readings;
+    } else if (on_gpu.count(pid)) {
+      p.gpu_sm_percent = 0;  // on a GPU, no sample in the period: it ran no kernel
+      ++readings;
+    } else {
+      p.gpu_error = "not among NVML's processes (another PID namespace, or no GPU context)";
+    }
+    if (mem.count(pid)) p.gpu_memory_mib = mem[pid];
+  }
+  snap.sources.push_back({"nvml", readings ? "read" : "error",
+                          fmt::format("{} GPU(s), {} of {} process(es) read{}{}", count, readings,
+                                      snap.processes.size(), problems.empty() ? "" : "; ",
+                                      problems)});
+}
+
+std::vector<std::string> rdmaDevices() {
+  std::vector<std::string> out;
+  DIR* d = opendir("/sys/class/infiniband");
+  if (!d) return out;
+  while (dirent* e = readdir(d))
+    if (e->d_name[0] != '.') out.emplace_back(e->d_name);
+  closedir(d);
+  return out;
+}
+
+}  // namespace
+
+HangSnapshot collectHang(const HangOptions& opt) {
+  const auto t0 = Clock::now();
+  const auto deadline = t0 + std::chrono::milliseconds(static_cast<long>(opt.timeout_s * 1000));
+  HangSnapshot snap;
+  snap.node = hostName();
+  snap.taken_at = nowUtc();
+  snap.timeout_s = opt.timeout_s;
+
+  ProcScanOptions scan_opt;
+  scan_opt.pids = opt.pids;
+  scan_opt.sample_s = opt.sample_s;
+  ProcScan scan = scanProcesses(scan_opt);
+  snap.processes = std::move(scan.processes);
+  std::string detail = fmt::format("{} rank process(es)", snap.processes.size());
+  if (scan.jobs.size() > 1) detail += fmt::format(" of {} jobs", scan.jobs.size());
+  for (const auto& pr : scan.problems) detail += "; " + pr;
+  snap.sources.push_back({"processes", snap.processes.empty() ? "unavailable" : "read",
+                          snap.processes.empty()
+                              ? "no process with a rank in its environment (RANK, "
+                                "OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID with NCCL): pass "
+                                "--pid, or run as the job's user or root"
+                              : detail});
+  if (!snap.processes.empty()) {
+    snap.sources.push_back({"kernel-stacks", scan.kernel_stacks ? "read" : "unavailable",
+                            scan.kernel_stacks ? "per-thread kernel stacks"
+                                               : "/proc/PID/task/TID/stack needs root"});
+  }
+
+  // RAS answers for the whole job and may take longest: it runs beside the rest.
+  // A thread and plain slots rather than a future of a Result: g++ 12 warns falsely
+  // (free-nonheap-object) on the latter.
+  std::thread ras;
+  RasAnswer ras_answer;
+  core::Status ras_status;
+  if (opt.ras != "off") {
+    auto q = parseRasAddress(rasAddress(opt, snap.processes));
+    if (!q.isOk()) {
+      snap.sources.push_back({"ras", "error", q.status().message()});
+    } else {
+      snap.ras_address = fmt::format("{}:{}", q->host, q->port);
+      q->timeout_s = std::max(0.5, opt.timeout_s - secondsSince(t0) - 0.5);
+      ras = std::thread([q = *q, &ras_answer, &ras_status] {
+        auto r = queryRas(q);
+        if (r.isOk()) ras_answer = std::move(*r);
+        else ras_status = r.status();
+      });
+    }
+  } else {
+    snap.sources.push_back({"ras", "skipped", "--ras off"});
+  }
+
+  readPySpy(opt, deadline - std::chrono::milliseconds(500), snap);
+  readFlightRecorder(opt, deadline - std::chrono::milliseconds(500), snap);
+  if (!snap.processes.empty()) readNvml(opt.sample_s, snap);
+
+  if (opt.kernel_log != "off") {
+    const KernelLog kl = readKernelLog(opt.kernel_log, opt.kernel_log.empty() ? jobStartSeconds(snap.processes) : 0);
+    snap.kernel_log = kl.lines;
+    snap.sources.push_back({"kernel-log", kl.error.empty() ? "read" : "unavailable",
+                            kl.error.empty() ? fmt::format("{} GPU/RDMA/OOM line(s) since the job "
+                                                           "started",
+                                                           kl.lines.size())
+                                             : kl.error});
+  } else {
+    snap.sources.push_back({"kernel-log", "skipped", "--kernel-log off"});
+  }
+  snap.rdma_devices = rdmaDevices();
+
+  if (ras.joinable()) {
+    ras.join();
+    const RasAnswer* answer = ras_status.isOk() ? &ras_answer : nullptr;
+    if (answer) {
+      if (answer->format == "json") snap.ras_json = answer->json;
+      else snap.ras_text = answer->text;
+      snap.sources.push_back(
+          {"ras", "read",
+           fmt::format("{} report from {} (protocol {}){}", answer->format, snap.ras_address,
+                       answer->server_protocol, answer->note.empty() ? "" : "; " + answer->note)});
+    } else {
+      const bool absent = ras_status.code() == core::Code::kUnavailable;
+      snap.sources.push_back({"ras", absent ? "unavailable" : "error", ras_status.message()});
+    }
+  }
+  snap.seconds = secondsSince(t0);
+  return snap;
+}
+
+bool hasEvidence(const HangSnapshot& s) {
+  return !s.processes.empty() || !s.ras_text.empty() || !s.ras_json.is_null();
+}
+
+}  // namespace ccscope::diagnostics
