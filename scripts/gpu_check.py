@@ -26,11 +26,16 @@ timed and each with its own status (pass, fail, or skip with the reason):
                     host-network verdict from NCCL's log); np 2 with an NCCL_HOSTID per rank;
                     then rank 1 of those two SIGKILLed: rank 0 exits 3 within --timeout + 5 s,
                     naming rank 1
+  hang              a torchrun job of two ranks on the one GPU where rank 1 stops calling
+                    collectives, asleep in its own code, then spinning in a CUDA kernel of its
+                    own: `ccscope hang` exits 3 naming rank 1 and the layer (application, gpu)
+                    within 10 s, the job still running (skipped without PyTorch)
 
 The whole run keeps to a time budget (default 420 s): a step that would not fit is skipped with
 the reason "time budget". Writes $OUT/gpu-check.json (default build/gpu-check/) after every
 step, and next to it build.log, gpu.log, ctest-gpu.xml (the first failing ctest run's, else the
-last's), bench.jsonl, bench.log (the concurrency jobs' output too), faults.log and nccl-faults.log.
+last's), bench.jsonl, bench.log (the concurrency jobs' output too), faults.log, nccl-faults.log, hang.log and
+hang-<mode>.json/log.
 Exits 0 once the summary is written, 1 when the build could not even be configured, or a carried
 build tree could not be linked to its paths (relocate).
 
@@ -52,6 +57,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import gpu_check_bench  # noqa: E402
+import gpu_check_hang  # noqa: E402
 import gpu_check_nccl  # noqa: E402
 import gpu_check_relocate  # noqa: E402
 from gpu_check_lib import (Runner, cache_value, junit_counts, last_json_object,  # noqa: E402
@@ -59,7 +65,7 @@ from gpu_check_lib import (Runner, cache_value, junit_counts, last_json_object, 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = ("configure", "build", "gpu-info", "ctest", "kernel-bench", "sanitizer", "bench",
-         "concurrency", "nccl", "fault", "nccl-faults")
+         "concurrency", "nccl", "fault", "nccl-faults", "hang")
 KERNELS = "tests/cuda/kernels"
 MIN_RATIO = 0.85
 
@@ -333,7 +339,7 @@ def main(argv=None):
              "kernel-bench": step_kernel_bench, "sanitizer": step_sanitizer,
              "bench": gpu_check_bench.step_bench, "concurrency": gpu_check_bench.step_concurrency,
              "nccl": gpu_check_bench.step_nccl, "fault": gpu_check_bench.step_fault,
-             "nccl-faults": gpu_check_nccl.step_nccl_faults}
+             "nccl-faults": gpu_check_nccl.step_nccl_faults, "hang": gpu_check_hang.step_hang}
     for name in STEPS[1:]:
         if name not in a.steps:
             continue
