@@ -33,7 +33,8 @@ std::string processesText(const diagnostics::HangSnapshot& s) {
   for (const auto& p : s.processes) {
     const auto a = diagnostics::classifyProcess(p);
     out += fmt::format("  rank {:<4} pid {:<8} {:<26} {}\n", p.rank, p.pid,
-                       diagnostics::activityName(a.activity), a.summary.substr(a.summary.find(':') + 2));
+                       diagnostics::activityName(a.activity),
+                       a.summary.substr(a.summary.find(':') + 2));
   }
   return out;
 }
@@ -55,7 +56,8 @@ int runHang(const HangCliOptions& opt) {
   if (!opt.json_path.empty()) {
     nlohmann::json doc = diagnostics::toJson(snap);
     doc["diagnosis"] = reports::toJson(d);
-    const std::string text = doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    const std::string text =
+        doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (json_to_stdout) {
       std::cout << text;
     } else {

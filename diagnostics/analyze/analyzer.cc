@@ -4,13 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 
 #include "diagnostics/analyze/flight_recorder.h"
 #include "diagnostics/analyze/input_paths.h"
 #include "diagnostics/analyze/line_prefix.h"
 #include "diagnostics/analyze/line_reader.h"
-#include "diagnostics/analyze/ras_report.h"
 #include "diagnostics/analyze/reasoner.h"
 #include "diagnostics/analyze/rule_loader.h"
 
@@ -51,36 +49,17 @@ enum Trigger {
   kFirstCrash,  // the rest report a fatal signal
 };
 const std::vector<std::string>& triggerKeywords() {
-  static const std::vector<std::string> k = {"SeqNum=",
-                                             "NCCL work:",
-                                             "CA '",
-                                             "state:",
-                                             "hca_id:",
-                                             "port",
-                                             "Bandwidth",
-                                             "Access Peer",
-                                             "nranks ",
-                                             "world_size",
-                                             "world size ",
-                                             "NCCL version ",
-                                             " 0 of 1",
-                                             " 0 out of 1",
-                                             "mpirun ",
-                                             "mpiexec",
-                                             "srun ",
-                                             "NET/Plugin",
-                                             "Plugin Path",
-                                             " launched ",
-                                             " managed by process ",
-                                             "INCOMPLETE",
-                                             "MISMATCH",
-                                             "considered dead",
-                                             "Caught signal",
-                                             "received signal",
-                                             "Segmentation fault",
-                                             "SIGSEGV",
-                                             "SIGABRT",
-                                             "SIGILL"};
+  static const std::vector<std::string> k = {
+      "SeqNum=",       "NCCL work:",      "CA '",
+      "state:",        "hca_id:",         "port",
+      "Bandwidth",     "Access Peer",     "nranks ",
+      "world_size",    "world size ",     "NCCL version ",
+      " 0 of 1",       " 0 out of 1",     "mpirun ",
+      "mpiexec",       "srun ",           "NET/Plugin",
+      "Plugin Path",   " launched ",      " managed by process ",
+      "INCOMPLETE",    "MISMATCH",        "considered dead",
+      "Caught signal", "received signal", "Segmentation fault",
+      "SIGSEGV",       "SIGABRT",         "SIGILL"};
   return k;
 }
 
@@ -126,24 +105,6 @@ std::vector<std::string> indexKeywords() {
 }
 
 }  // namespace
-
-const FindingSpec& rasRankMissingSpec() {
-  static const FindingSpec spec{
-      "application.ras-rank-missing", core::Layer::kApplication, reports::FindingKind::kRoot, 70,
-      "NCCL RAS got no data from a rank of a communicator",
-      "Look at that rank's process on its node (ccscope hang there, or py-spy dump --pid PID): "
-      "a process stuck outside NCCL answers nothing; a dead one is named under DEAD."};
-  return spec;
-}
-
-const FindingSpec& rasRankDeadSpec() {
-  static const FindingSpec spec{
-      "host-network.ras-rank-dead", core::Layer::kHostNetwork, reports::FindingKind::kRoot, 70,
-      "NCCL RAS considers a rank's process dead",
-      "On that rank's node: is the process alive (ps -p PID), did the OOM killer or a signal end "
-      "it (dmesg, its log), is the host reachable from the others (ping, nc -zv)?"};
-  return spec;
-}
 
 Analyzer::Analyzer(std::vector<Rule> rules) : matcher_(std::move(rules), indexKeywords()) {}
 
@@ -298,39 +259,8 @@ void Analyzer::dispatchTriggers(const std::vector<int>& triggers, std::string_vi
       launch_fed = true;
     } else if (t == kNetPlugin || t == kPluginPath) {
       plugins_.parseLine(body, base.host, evidenceAt(body, line_number));
-    } else if (t == kRasDead) {
-      file_->ras_dead = true;
-    } else if (t == kRasIncomplete || t == kRasMismatch) {
-      // A RAS report's section header ("#0-0 (c987...) INCOMPLETE"): what its rank lines mean.
-      const std::string_view trimmed = body.substr(std::min(body.find_first_not_of(' '), body.size()));
-      if (!trimmed.empty() && (trimmed.front() == '#' || trimmed == "INCOMPLETE"))
-        file_->ras_section = t == kRasIncomplete && body.find("MISMATCH") == std::string_view::npos
-                                 ? "INCOMPLETE"
-                                 : "MISMATCH";
-    } else if (t == kRasManaged && file_->ras_section == "INCOMPLETE" &&
-               body.find(" launched ") == std::string_view::npos) {
-      // "  Rank 1 -- GPU 0 managed by process 581 on node 192.0.2.2": RAS got nothing from it.
-      const int r = rankAfter(body, "Rank ");
-      if (r >= 0) {
-        Event e;
-        e.spec = file_->ras_dead ? &rasRankDeadSpec() : &rasRankMissingSpec();
-        e.rank = r;
-        e.verdict = file_->ras_dead
-                        ? fmt::format("rank {} is missing from its communicator and NCCL RAS "
-                                      "considers a process of the job dead: it exited, or its "
-                                      "host is unreachable",
-                                      r)
-                        : fmt::format("rank {} sent NCCL RAS no communicator data: its process "
-                                      "is hung outside NCCL, or gone",
-                                      r);
-        e.evidence.push_back(evidenceAt(body, line_number));
-        derived.push_back(std::move(e));
-      }
-    } else if (t == kRasOperation) {
-      std::string node;
-      const int r = progress_.parseRasOperationLine(body, evidenceAt(body, line_number), &node);
-      if (r >= 0 && !node.empty()) acc_.learnHost(r, node);
-      if (r >= 0) progress_.noteRankSeen(r);
+    } else if (t >= kRasOperation && t <= kRasDead) {
+      feedRasLine(t - kRasOperation, body, line_number, derived);
     } else if ((t == kSeqNum || t == kNcclWork)) {
       progress_.parseWatchdogLine(body, base.rank, evidenceAt(body, line_number));
     } else if ((t == kCaName || t == kState || t == kHcaId || t == kPort) && !ib_fed) {
@@ -412,74 +342,6 @@ void Analyzer::feedLine(std::string_view raw, long line_number) {
   base.evidence.push_back(
       {file_->name, line_number, std::string(ctx.body.substr(0, 4 * kMaxEvidenceBytes))});
   for (const auto& m : matches_) addRuleMatch(m, ctx.body, base);
-}
-
-void Analyzer::feedText(const std::string& name, const std::string& text, int rank,
-                        const std::string& host) {
-  beginFile(name);
-  if (rank >= 0) file_->default_rank = rank;
-  file_->host = host;
-  long n = 0;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    feedLine(std::string_view(text).substr(start, std::min<size_t>(end - start, kMaxLineBytes)), ++n);
-    start = end + 1;
-  }
-  endFile();
-}
-
-void Analyzer::analyzeSnapshot(const HangSnapshot& s, const std::string& name) {
-  if (!s.ras_text.empty()) {
-    feedText(name + "#ras", s.ras_text, -1, "");
-  } else if (!s.ras_json.is_null()) {
-    feedText(name + "#ras", rasJsonAsText(s.ras_json), -1, "");
-  }
-  if (!s.kernel_log.empty()) {
-    std::string text;
-    for (const auto& l : s.kernel_log) text += l + "\n";
-    feedText(name + "#kernel-log", text, -1, s.node);
-  }
-  hang_.addRdmaDevices(s.rdma_devices.size());
-  for (const auto& p : s.processes) {
-    const std::string file = fmt::format("{}#rank {}", name, p.rank);
-    if (p.rank >= 0) {
-      progress_.noteRankSeen(p.rank);
-      if (!s.node.empty()) acc_.learnHost(p.rank, s.node);
-    }
-    if (p.fr_dump.is_object()) feedFlightRecorderDump(p.fr_dump, p.rank, file + " flight-recorder", progress_);
-    hang_.addProcess(s.node, p, file);
-  }
-  for (const auto& src : s.sources) {
-    if (src.status != "read") note(fmt::format("{}: {} {}: {}", name, src.name, src.status, src.detail));
-  }
-  ++files_;
-}
-
-// A JSON document that is a hang snapshot (read whole); false for anything else.
-bool Analyzer::readSnapshotFile(const std::string& path, core::Status& status) {
-  if (path == "-") return false;
-  std::ifstream in(path, std::ios::binary);
-  char c = 0;
-  while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
-  }
-  if (!in || c != '{') return false;
-  in.seekg(0, std::ios::end);
-  const auto size = static_cast<size_t>(std::max<std::streamoff>(in.tellg(), 0));
-  if (size > kMaxJsonDocumentBytes) return false;
-  in.seekg(0);
-  std::string text(size, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(size));
-  const auto doc = nlohmann::json::parse(text, nullptr, false);
-  if (doc.is_discarded() || !isHangSnapshot(doc)) return false;
-  auto snap = hangSnapshotFromJson(doc);
-  if (!snap.isOk()) {
-    status = core::Status(core::Code::kInvalidArgument, path + ": " + snap.status().message());
-    return true;
-  }
-  analyzeSnapshot(*snap, path);
-  return true;
 }
 
 core::Status Analyzer::analyzeFile(const std::string& path) {

@@ -84,7 +84,12 @@ class Analyzer {
   void addEvent(Event e, const Event& base);
   const FindingSpec* specForLayer(const Rule& rule, std::string_view layer_name);
   void note(std::string text);
-  void feedText(const std::string& name, const std::string& text, int rank, const std::string& host);
+  // The RAS trigger kinds, in the order of their keywords (analyzer.cc's Trigger).
+  enum class RasLine { kOperation, kManaged, kIncomplete, kMismatch, kDead };
+  void feedRasLine(int kind, std::string_view body, long line_number, std::vector<Event>& derived);
+  void missingRasRank(std::string_view body, long line_number, std::vector<Event>& derived);
+  void feedText(const std::string& name, const std::string& text, int rank,
+                const std::string& host);
   bool readSnapshotFile(const std::string& path, core::Status& status);
 
   RuleMatcher matcher_;

@@ -30,7 +30,9 @@ std::string cleanBlock(const std::string& s) {
 std::string stateText(char c) { return std::string(1, c); }
 
 json toJson(const HangThread& t) {
-  json j = {{"tid", t.tid}, {"name", clean(t.name)}, {"state", stateText(t.state)},
+  json j = {{"tid", t.tid},
+            {"name", clean(t.name)},
+            {"state", stateText(t.state)},
             {"wchan", clean(t.wchan)}};
   if (t.cpu_percent >= 0) j["cpu_percent"] = t.cpu_percent;
   if (!t.kernel_stack.empty()) {
@@ -42,10 +44,17 @@ json toJson(const HangThread& t) {
 }
 
 json toJson(const HangProcess& p) {
-  json j = {{"pid", p.pid},       {"ppid", p.ppid},         {"rank", p.rank},
-            {"local_rank", p.local_rank}, {"world_size", p.world_size}, {"job", clean(p.job)},
-            {"cmdline", clean(p.cmdline)}, {"state", stateText(p.state)}, {"wchan", clean(p.wchan)},
-            {"torch", p.torch},   {"nccl_library", clean(p.nccl_library)}};
+  json j = {{"pid", p.pid},
+            {"ppid", p.ppid},
+            {"rank", p.rank},
+            {"local_rank", p.local_rank},
+            {"world_size", p.world_size},
+            {"job", clean(p.job)},
+            {"cmdline", clean(p.cmdline)},
+            {"state", stateText(p.state)},
+            {"wchan", clean(p.wchan)},
+            {"torch", p.torch},
+            {"nccl_library", clean(p.nccl_library)}};
   if (p.cpu_percent >= 0) j["cpu_percent"] = p.cpu_percent;
   if (p.rss_kib >= 0) j["rss_kib"] = p.rss_kib;
   j["threads"] = json::array();
@@ -133,12 +142,9 @@ HangProcess processFromJson(const json& j) {
 }  // namespace
 
 json toJson(const HangSnapshot& s) {
-  json j = {{"format", kHangSnapshotFormat},
-            {"version", kHangSnapshotVersion},
-            {"node", clean(s.node)},
-            {"taken_at", s.taken_at},
-            {"timeout_s", s.timeout_s},
-            {"seconds", s.seconds}};
+  json j = {{"format", kHangSnapshotFormat}, {"version", kHangSnapshotVersion},
+            {"node", clean(s.node)},         {"taken_at", s.taken_at},
+            {"timeout_s", s.timeout_s},      {"seconds", s.seconds}};
   j["sources"] = json::array();
   for (const auto& src : s.sources) {
     j["sources"].push_back(
@@ -178,7 +184,8 @@ core::Result<HangSnapshot> hangSnapshotFromJson(const json& j) {
   if (j.contains("sources") && j["sources"].is_array()) {
     for (const auto& src : j["sources"]) {
       if (!src.is_object()) continue;
-      s.sources.push_back({stringOr(src, "name"), stringOr(src, "status"), stringOr(src, "detail")});
+      s.sources.push_back(
+          {stringOr(src, "name"), stringOr(src, "status"), stringOr(src, "detail")});
     }
   }
   if (j.contains("processes") && j["processes"].is_array()) {

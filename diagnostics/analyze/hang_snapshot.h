@@ -22,7 +22,7 @@ struct HangThread {
   std::string name;  // comm
   char state = '?';  // R S D Z T t X I
   std::string wchan;
-  double cpu_percent = -1;  // over the sampling interval; -1 unknown
+  double cpu_percent = -1;                // over the sampling interval; -1 unknown
   std::vector<std::string> kernel_stack;  // root only
 };
 
@@ -40,16 +40,16 @@ struct HangProcess {
   long rss_kib = -1;
   std::vector<HangThread> threads;
   std::map<std::string, std::string> env;  // the variables that matter to a diagnosis
-  std::string nccl_library;                 // mapped libnccl path ("" when not mapped)
-  bool torch = false;                       // libtorch mapped
-  std::vector<int> helpers;                 // children of the same rank (data loader workers)
-  std::string py_stack;                     // py-spy dump's output
-  std::string py_stack_error;               // why there is none
-  std::optional<int> gpu_sm_percent;        // NVML, this process's SM use
+  std::string nccl_library;                // mapped libnccl path ("" when not mapped)
+  bool torch = false;                      // libtorch mapped
+  std::vector<int> helpers;                // children of the same rank (data loader workers)
+  std::string py_stack;                    // py-spy dump's output
+  std::string py_stack_error;              // why there is none
+  std::optional<int> gpu_sm_percent;       // NVML, this process's SM use
   std::optional<long long> gpu_memory_mib;
-  std::string gpu_error;                    // why no GPU reading
-  nlohmann::json fr_dump;                   // a Flight Recorder dump (null: none)
-  std::string fr_source;                    // where it came from, or why none
+  std::string gpu_error;   // why no GPU reading
+  nlohmann::json fr_dump;  // a Flight Recorder dump (null: none)
+  std::string fr_source;   // where it came from, or why none
 };
 
 // One source of evidence and whether it could be read. A source that could not be read is
@@ -68,9 +68,9 @@ struct HangSnapshot {
   std::vector<HangSource> sources;
   std::vector<HangProcess> processes;
   std::string ras_address;
-  std::string ras_text;       // the report as the server sent it (text format)
-  nlohmann::json ras_json;    // or as JSON (null when not)
-  std::vector<std::string> kernel_log;  // GPU-related kernel log lines (NVRM, Xid)
+  std::string ras_text;                   // the report as the server sent it (text format)
+  nlohmann::json ras_json;                // or as JSON (null when not)
+  std::vector<std::string> kernel_log;    // GPU-related kernel log lines (NVRM, Xid)
   std::vector<std::string> rdma_devices;  // /sys/class/infiniband entries
 };
 

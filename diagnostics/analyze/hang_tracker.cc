@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 namespace ccscope::diagnostics {
@@ -47,10 +48,21 @@ std::vector<Frame> mainThreadFrames(const std::string& dump) {
 }
 
 bool communicationFrame(const Frame& f) {
-  static const char* const kFuncs[] = {
-      "all_reduce", "all_gather", "reduce_scatter", "broadcast", "barrier", "all_to_all",
-      "send",       "recv",       "isend",          "irecv",     "gather",  "scatter",
-      "reduce",     "monitored_barrier", "batch_isend_irecv"};
+  static const char* const kFuncs[] = {"all_reduce",
+                                       "all_gather",
+                                       "reduce_scatter",
+                                       "broadcast",
+                                       "barrier",
+                                       "all_to_all",
+                                       "send",
+                                       "recv",
+                                       "isend",
+                                       "irecv",
+                                       "gather",
+                                       "scatter",
+                                       "reduce",
+                                       "monitored_barrier",
+                                       "batch_isend_irecv"};
   if (contains(f.file, "torch/distributed/") || contains(f.func, "c10d::") ||
       contains(f.func, "nccl") || contains(f.file, "libnccl")) {
     return true;
@@ -63,10 +75,14 @@ bool communicationFrame(const Frame& f) {
 }
 
 bool gpuWaitFrame(const Frame& f) {
-  static const char* const kNative[] = {"cudaStreamSynchronize", "cuStreamSynchronize",
-                                        "cudaDeviceSynchronize", "cuCtxSynchronize",
-                                        "cudaEventSynchronize",  "cuEventSynchronize",
-                                        "cudaMemcpy",            "cuMemcpyDtoH"};
+  static const char* const kNative[] = {"cudaStreamSynchronize",
+                                        "cuStreamSynchronize",
+                                        "cudaDeviceSynchronize",
+                                        "cuCtxSynchronize",
+                                        "cudaEventSynchronize",
+                                        "cuEventSynchronize",
+                                        "cudaMemcpy",
+                                        "cuMemcpyDtoH"};
   if (f.func == "synchronize" && contains(f.file, "torch/cuda")) return true;
   for (const char* n : kNative)
     if (f.func.rfind(n, 0) == 0) return true;
@@ -116,23 +132,65 @@ std::string listRanks(const std::vector<int>& ranks) {
   return out;
 }
 
+// The activity a Python stack shows (false without one): the main thread's frames, innermost
+// first.
+bool fromPythonStack(const HangProcess& p, ProcessActivity& out) {
+  const std::vector<Frame> frames = mainThreadFrames(p.py_stack);
+  if (frames.empty()) return false;
+  const HangThread* main = mainThread(p);
+  const Frame* user = nullptr;
+  for (const auto& f : frames) {
+    if (!user && !libraryFile(f.file)) user = &f;
+  }
+  const std::string at = user ? user->text : frames.front().text;
+  out.summary += fmt::format("; Python: {}{}", frames.front().text,
+                             user && user != &frames.front() ? " <- " + user->text : "");
+  for (const auto& f : frames) {
+    if (communicationFrame(f)) {
+      out.activity = Activity::kInCollective;
+      out.where = f.text;
+      return true;
+    }
+    if (gpuWaitFrame(f)) {
+      out.activity = Activity::kWaitingOnGpu;
+      out.where = fmt::format("{} called from {}", f.text, at);
+      return true;
+    }
+  }
+  // In the program's own code: where the GPU use does not say it waits on a kernel.
+  if (p.gpu_sm_percent && *p.gpu_sm_percent >= kGpuBusyPercent && main &&
+      main->cpu_percent >= kSpinningPercent) {
+    out.activity = Activity::kWaitingOnGpu;
+    out.where = fmt::format("{} with its GPU busy", at);
+    return true;
+  }
+  out.activity = Activity::kHostCode;
+  out.where = at;
+  return true;
+}
+
 }  // namespace
 
 const char* activityName(Activity a) {
   switch (a) {
-    case Activity::kInCollective: return "in a collective";
-    case Activity::kWaitingOnGpu: return "waiting on its GPU";
-    case Activity::kHostCode: return "in host code";
-    case Activity::kDriverBlocked: return "blocked in the GPU driver";
-    case Activity::kExited: return "exited";
-    case Activity::kUnknown: break;
+    case Activity::kInCollective:
+      return "in a collective";
+    case Activity::kWaitingOnGpu:
+      return "waiting on its GPU";
+    case Activity::kHostCode:
+      return "in host code";
+    case Activity::kDriverBlocked:
+      return "blocked in the GPU driver";
+    case Activity::kExited:
+      return "exited";
+    case Activity::kUnknown:
+      break;
   }
   return "unknown";
 }
 
 ProcessActivity classifyProcess(const HangProcess& p) {
   ProcessActivity out;
-  const HangThread* main = mainThread(p);
   const std::string threads = threadText(p);
   out.summary = fmt::format("rank {} pid {}: {}; {}", p.rank, p.pid, threads, gpuText(p));
   if (p.state == 'Z' || p.state == 'X') {
@@ -149,38 +207,7 @@ ProcessActivity classifyProcess(const HangProcess& p) {
       return out;
     }
   }
-  const std::vector<Frame> frames = mainThreadFrames(p.py_stack);
-  if (!frames.empty()) {
-    const Frame* user = nullptr;
-    for (const auto& f : frames) {
-      if (!user && !libraryFile(f.file)) user = &f;
-    }
-    const std::string at = user ? user->text : frames.front().text;
-    out.summary += fmt::format("; Python: {}{}", frames.front().text,
-                               user && user != &frames.front() ? " <- " + user->text : "");
-    for (const auto& f : frames) {
-      if (communicationFrame(f)) {
-        out.activity = Activity::kInCollective;
-        out.where = f.text;
-        return out;
-      }
-      if (gpuWaitFrame(f)) {
-        out.activity = Activity::kWaitingOnGpu;
-        out.where = fmt::format("{} called from {}", f.text, at);
-        return out;
-      }
-    }
-    // In the program's own code: where the GPU use does not say it waits on a kernel.
-    if (p.gpu_sm_percent && *p.gpu_sm_percent >= kGpuBusyPercent && main &&
-        main->cpu_percent >= kSpinningPercent) {
-      out.activity = Activity::kWaitingOnGpu;
-      out.where = fmt::format("{} with its GPU busy", at);
-      return out;
-    }
-    out.activity = Activity::kHostCode;
-    out.where = at;
-    return out;
-  }
+  if (fromPythonStack(p, out)) return out;
   if (p.gpu_sm_percent) {
     if (*p.gpu_sm_percent >= kGpuBusyPercent) {
       out.activity = Activity::kWaitingOnGpu;
@@ -191,72 +218,6 @@ ProcessActivity classifyProcess(const HangProcess& p) {
     }
   }
   return out;
-}
-
-const FindingSpec& rankInHostCodeSpec() {
-  static const FindingSpec spec{
-      "application.hang-rank-in-host-code", core::Layer::kApplication, reports::FindingKind::kRoot,
-      75,
-      "the rank behind is in its own code, not in a collective",
-      "Read that rank's stack (py-spy dump --pid PID): a data loader, a checkpoint, a rank-only "
-      "branch or an exception handler kept it from the collective the others wait in."};
-  return spec;
-}
-
-const FindingSpec& rankStuckOnGpuSpec() {
-  static const FindingSpec spec{
-      "gpu.hang-rank-stuck-on-gpu", core::Layer::kGpu, reports::FindingKind::kRoot, 70,
-      "the rank behind waits on its GPU outside any collective: a kernel of its own does not "
-      "finish",
-      "py-spy dump --native --pid PID shows the kernel launch it waits on; check nvidia-smi "
-      "(SM use), dmesg for an Xid, and rerun that step under compute-sanitizer."};
-  return spec;
-}
-
-const FindingSpec& rankInGpuDriverSpec() {
-  static const FindingSpec spec{
-      "gpu.hang-driver-blocked", core::Layer::kGpu, reports::FindingKind::kRoot, 72,
-      "a rank's thread is blocked inside the GPU driver (uninterruptible sleep)",
-      "Read dmesg for NVRM/Xid lines and the thread's kernel stack (cat /proc/PID/task/TID/stack "
-      "as root); a GPU that does not answer needs a reset (nvidia-smi -r) or the node drained."};
-  return spec;
-}
-
-const FindingSpec& rankExitedSpec() {
-  static const FindingSpec spec{
-      "application.hang-rank-exited", core::Layer::kApplication, reports::FindingKind::kRoot, 60,
-      "a rank's process has exited while the others wait for it",
-      "Read that rank's own log for its last error, and dmesg for the OOM killer "
-      "(Killed process PID)."};
-  return spec;
-}
-
-const FindingSpec& rankStateSpec() {
-  static const FindingSpec spec{
-      "application.hang-rank-state", core::Layer::kApplication, reports::FindingKind::kContext, 0,
-      "what the rank behind was doing when ccscope hang looked",
-      "Install py-spy (pip install py-spy) and run ccscope hang as root for its Python stack."};
-  return spec;
-}
-
-const FindingSpec& allInCollectiveSpec(core::Layer layer) {
-  static const FindingSpec host{
-      "host-network.hang-all-in-collective", core::Layer::kHostNetwork,
-      reports::FindingKind::kRoot, 35,
-      "every rank is inside the same collective and none completes: the data stopped moving "
-      "between them",
-      "Run ccscope pairs over the job's hosts (or ccscope diagnose) to find the link that does "
-      "not carry data; check NCCL's own log (NCCL_DEBUG=INFO) for the transport each pair uses."};
-  static const FindingSpec rdma = [] {
-    FindingSpec s = host;
-    s.id = "rdma.hang-all-in-collective";
-    s.layer = core::Layer::kRdma;
-    s.next_step =
-        "Check the RDMA ports on every host (ibstat, ibv_devinfo: state, errors) and run "
-        "ccscope pairs --transport verbs over the job's hosts to find the link that stalls.";
-    return s;
-  }();
-  return layer == core::Layer::kRdma ? rdma : host;
 }
 
 void HangTracker::addProcess(const std::string& node, const HangProcess& p,
@@ -282,8 +243,7 @@ std::vector<Event> HangTracker::conclude(const ProgressTracker& progress) const 
     out.push_back(std::move(e));
   };
   const std::string waiting_in =
-      hi >= 0 ? fmt::format("; the others wait in collective #{}", hi)
-              : std::string();
+      hi >= 0 ? fmt::format("; the others wait in collective #{}", hi) : std::string();
   for (const auto& [rank, s] : ranks_) {
     const bool is_behind = std::find(behind.begin(), behind.end(), rank) != behind.end();
     const auto& a = s.activity;
@@ -319,14 +279,20 @@ std::vector<Event> HangTracker::conclude(const ProgressTracker& progress) const 
         break;
     }
   }
-  if (!behind.empty() || ranks_.size() < 2) return out;
-  // Nobody behind: every rank in a communication call (or spinning with its GPU busy).
+  if (behind.empty() && ranks_.size() >= 2) {
+    if (auto e = allInCollective(lo, hi)) out.push_back(std::move(*e));
+  }
+  return out;
+}
+
+// Nobody behind: every rank in a communication call (or spinning with its GPU busy).
+std::optional<Event> HangTracker::allInCollective(long lo, long hi) const {
   std::vector<int> in_collective;
   for (const auto& [rank, s] : ranks_) {
     const Activity a = s.activity.activity;
     if (a == Activity::kInCollective || a == Activity::kWaitingOnGpu) in_collective.push_back(rank);
   }
-  if (in_collective.size() != ranks_.size()) return out;
+  if (in_collective.size() != ranks_.size()) return std::nullopt;
   bool sockets = false;
   for (const auto& [rank, s] : ranks_) {
     const auto& env = s.process.env;
@@ -347,8 +313,7 @@ std::vector<Event> HangTracker::conclude(const ProgressTracker& progress) const 
   for (const auto& [rank, s] : ranks_) {
     if (e.evidence.size() < 3) e.evidence.push_back({s.file, 0, s.activity.summary});
   }
-  out.push_back(std::move(e));
-  return out;
+  return e;
 }
 
 }  // namespace ccscope::diagnostics

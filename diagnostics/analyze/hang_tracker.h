@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,7 @@ class HangTracker {
     HangProcess process;
     ProcessActivity activity;
   };
+  std::optional<Event> allInCollective(long lo, long hi) const;
   std::map<int, Seen> ranks_;
   size_t rdma_devices_ = 0;
 };

@@ -141,7 +141,8 @@ int ProgressTracker::parseRasOperationLine(std::string_view body, const reports:
     for (size_t i = node == std::string_view::npos ? body.size() : node + 9;
          i < body.size() && host->size() < 80; ++i) {
       const char c = body[i];
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != ':' && c != '-' && c != '_')
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != ':' && c != '-' &&
+          c != '_')
         break;
       *host += c;
     }

@@ -31,6 +31,27 @@ std::string where(const json& r) {
                      str(r, "pid"), str(r, "host"));
 }
 
+// A communicator's missing ranks, as the text report lists them: the dead processes first.
+void missingRanks(const json& c, const std::string& id, std::string& out) {
+  const json empty = json::array();
+  const json& missing =
+      c.contains("missing_ranks") && c["missing_ranks"].is_array() ? c["missing_ranks"] : empty;
+  if (!missing.empty()) {
+    int dead = 0;
+    for (const auto& r : missing)
+      if (r.contains("status") && flag(r["status"], "considered_dead")) ++dead;
+    // As the text report orders them: the dead processes first, then the comm's missing ranks.
+    if (dead > 0) {
+      out += fmt::format(
+          "DEAD\n  {} job process{} considered dead (unreachable via the RAS "
+          "network)\n",
+          dead, dead == 1 ? " is" : "es are");
+    }
+    out += fmt::format("{} INCOMPLETE\n  Missing communicator data from {} rank{}\n", id,
+                       missing.size(), missing.size() == 1 ? "" : "s");
+    for (const auto& r : missing) out += fmt::format("  Rank {}{}\n", num(r, "rank"), where(r));
+  }
+}
 }  // namespace
 
 std::string repairRasJson(const std::string& text) {
@@ -68,7 +89,8 @@ std::string rasJsonAsText(const json& report) {
         out += fmt::format("{} ERROR\n  Rank {} reported asynchronous error {}{}\n", id,
                            num(r, "rank"), async, where(r));
       if (flag(st, "abort_flag"))
-        out += fmt::format("{} ABORT\n  Rank {} has status ABORT{}\n", id, num(r, "rank"), where(r));
+        out +=
+            fmt::format("{} ABORT\n  Rank {} has status ABORT{}\n", id, num(r, "rank"), where(r));
     }
     for (const auto& [op, by_count] : counts) {
       if (by_count.size() < 2) continue;
@@ -83,22 +105,7 @@ std::string rasJsonAsText(const json& report) {
         }
       }
     }
-    const json& missing =
-        c.contains("missing_ranks") && c["missing_ranks"].is_array() ? c["missing_ranks"] : empty;
-    if (!missing.empty()) {
-      int dead = 0;
-      for (const auto& r : missing)
-        if (r.contains("status") && flag(r["status"], "considered_dead")) ++dead;
-      // As the text report orders them: the dead processes first, then the comm's missing ranks.
-      if (dead > 0) {
-        out += fmt::format("DEAD\n  {} job process{} considered dead (unreachable via the RAS "
-                           "network)\n",
-                           dead, dead == 1 ? " is" : "es are");
-      }
-      out += fmt::format("{} INCOMPLETE\n  Missing communicator data from {} rank{}\n", id,
-                         missing.size(), missing.size() == 1 ? "" : "s");
-      for (const auto& r : missing) out += fmt::format("  Rank {}{}\n", num(r, "rank"), where(r));
-    }
+    missingRanks(c, id, out);
   }
   return out;
 }

@@ -14,11 +14,11 @@
 #include <thread>
 
 #include "diagnostics/analyze/pickle_reader.h"
+#include "diagnostics/hang/gpu_use.h"
 #include "diagnostics/hang/kernel_log.h"
 #include "diagnostics/hang/proc_scan.h"
 #include "diagnostics/hang/ras_client.h"
 #include "diagnostics/live/child_process.h"
-#include "transports/probe/nvml_loader.h"
 
 namespace ccscope::diagnostics {
 namespace {
@@ -108,9 +108,9 @@ void readPySpy(const HangOptions& opt, Clock::time_point deadline, HangSnapshot&
   }
   const std::string prog = findProgram(opt.py_spy);
   if (prog.empty()) {
-    snap.sources.push_back({"py-spy", "unavailable",
-                            fmt::format("{} not found (pip install py-spy): no Python stacks",
-                                        opt.py_spy)});
+    snap.sources.push_back(
+        {"py-spy", "unavailable",
+         fmt::format("{} not found (pip install py-spy): no Python stacks", opt.py_spy)});
     return;
   }
   int read = 0, failed = 0;
@@ -234,7 +234,8 @@ void readFlightRecorder(const HangOptions& opt, Clock::time_point deadline, Hang
   for (auto& p : snap.processes) {
     const std::string path = dumpPath(p);
     if (path.empty() || mtimeOf(path) < 0) {
-      if (p.fr_source.empty()) p.fr_source = "no dump (" + (path.empty() ? "rank unknown" : path) + ")";
+      if (p.fr_source.empty())
+        p.fr_source = "no dump (" + (path.empty() ? "rank unknown" : path) + ")";
       continue;
     }
     std::string why;
@@ -253,84 +254,67 @@ void readFlightRecorder(const HangOptions& opt, Clock::time_point deadline, Hang
   snap.sources.push_back({"flight-recorder", read ? "read" : "unavailable", detail});
 }
 
-void readNvml(double sample_s, HangSnapshot& snap) {
-  namespace nv = transports::nvml;
-  const nv::Loaded& l = nv::loadNvml();
-  if (!l.ok()) {
-    snap.sources.push_back({"nvml", "unavailable", l.error});
-    for (auto& p : snap.processes) p.gpu_error = "NVML unavailable";
+// RAS answers for the whole job and may take longest: it runs beside the rest. A thread and
+// plain slots rather than a future of a Result: g++ 12 warns falsely (free-nonheap-object) on
+// the latter.
+struct RasReading {
+  std::thread thread;
+  RasAnswer answer;
+  core::Status status;
+};
+
+void startRas(const HangOptions& opt, Clock::time_point t0, HangSnapshot& snap, RasReading& r) {
+  if (opt.ras == "off") {
+    snap.sources.push_back({"ras", "skipped", "--ras off"});
     return;
   }
-  const nv::Api& a = l.api;
-  unsigned count = 0;
-  if (!a.deviceGetCount || a.deviceGetCount(&count) != nv::kSuccess) {
-    snap.sources.push_back({"nvml", "error", "nvmlDeviceGetCount failed"});
+  auto q = parseRasAddress(rasAddress(opt, snap.processes));
+  if (!q.isOk()) {
+    snap.sources.push_back({"ras", "error", q.status().message()});
     return;
   }
-  std::map<unsigned, int> sm;  // pid -> SM %
-  std::map<unsigned, long long> mem;
-  std::set<unsigned> on_gpu;
-  const auto since = static_cast<unsigned long long>(
-      std::chrono::duration_cast<std::chrono::microseconds>(
-          std::chrono::system_clock::now().time_since_epoch())
-          .count() -
-      static_cast<long long>(std::max(sample_s, 1.0) * 1e6));
-  std::string problems;
-  for (unsigned i = 0; i < count; ++i) {
-    nv::Device d = nullptr;
-    if (a.deviceGetHandleByIndex(i, &d) != nv::kSuccess) continue;
-    if (a.deviceGetComputeRunningProcesses) {
-      unsigned n = 64;
-      std::vector<nv::ProcessInfo> info(n);
-      if (a.deviceGetComputeRunningProcesses(d, &n, info.data()) == nv::kSuccess) {
-        for (unsigned k = 0; k < n && k < info.size(); ++k) {
-          on_gpu.insert(info[k].pid);
-          mem[info[k].pid] = static_cast<long long>(info[k].usedGpuMemory >> 20);
-        }
-      }
-    }
-    if (a.deviceGetProcessUtilization) {
-      unsigned n = 0;
-      a.deviceGetProcessUtilization(d, nullptr, &n, since);
-      std::vector<nv::ProcessUtilizationSample> samples(std::max(n, 1u) + 8);
-      n = static_cast<unsigned>(samples.size());
-      const nv::Return r = a.deviceGetProcessUtilization(d, samples.data(), &n, since);
-      if (r == nv::kSuccess) {
-        for (unsigned k = 0; k < n; ++k)
-          sm[samples[k].pid] = std::max(sm[samples[k].pid], static_cast<int>(samples[k].smUtil));
-      } else if (problems.empty()) {
-        problems = "per-process utilisation: " + nv::errorText(a, r);
-      }
-    }
-  }
-  int readings = 0;
-  for (auto& p : snap.processes) {
-    const auto pid = static_cast<unsigned>(p.pid);
-    if (sm.count(pid)) {
-      p.gpu_sm_percent = sm[pid];
-      ++readings;
-    } else if (on_gpu.count(pid)) {
-      p.gpu_sm_percent = 0;  // on a GPU, no sample in the period: it ran no kernel
-      ++readings;
-    } else {
-      p.gpu_error = "not among NVML's processes (another PID namespace, or no GPU context)";
-    }
-    if (mem.count(pid)) p.gpu_memory_mib = mem[pid];
-  }
-  snap.sources.push_back({"nvml", readings ? "read" : "error",
-                          fmt::format("{} GPU(s), {} of {} process(es) read{}{}", count, readings,
-                                      snap.processes.size(), problems.empty() ? "" : "; ",
-                                      problems)});
+  snap.ras_address = fmt::format("{}:{}", q->host, q->port);
+  q->timeout_s = std::max(0.5, opt.timeout_s - secondsSince(t0) - 0.5);
+  r.thread = std::thread([q = *q, &r] {
+    auto res = queryRas(q);
+    if (res.isOk())
+      r.answer = std::move(*res);
+    else
+      r.status = res.status();
+  });
 }
 
-std::vector<std::string> rdmaDevices() {
-  std::vector<std::string> out;
-  DIR* d = opendir("/sys/class/infiniband");
-  if (!d) return out;
-  while (dirent* e = readdir(d))
-    if (e->d_name[0] != '.') out.emplace_back(e->d_name);
-  closedir(d);
-  return out;
+void finishRas(HangSnapshot& snap, RasReading& r) {
+  if (!r.thread.joinable()) return;
+  r.thread.join();
+  if (!r.status.isOk()) {
+    const bool absent = r.status.code() == core::Code::kUnavailable;
+    snap.sources.push_back({"ras", absent ? "unavailable" : "error", r.status.message()});
+    return;
+  }
+  if (r.answer.format == "json")
+    snap.ras_json = r.answer.json;
+  else
+    snap.ras_text = r.answer.text;
+  snap.sources.push_back(
+      {"ras", "read",
+       fmt::format("{} report from {} (protocol {}){}", r.answer.format, snap.ras_address,
+                   r.answer.server_protocol, r.answer.note.empty() ? "" : "; " + r.answer.note)});
+}
+
+void readKernel(const HangOptions& opt, HangSnapshot& snap) {
+  if (opt.kernel_log == "off") {
+    snap.sources.push_back({"kernel-log", "skipped", "--kernel-log off"});
+    return;
+  }
+  const KernelLog kl =
+      readKernelLog(opt.kernel_log, opt.kernel_log.empty() ? jobStartSeconds(snap.processes) : 0);
+  snap.kernel_log = kl.lines;
+  snap.sources.push_back(
+      {"kernel-log", kl.error.empty() ? "read" : "unavailable",
+       kl.error.empty()
+           ? fmt::format("{} GPU/RDMA/OOM line(s) since the job started", kl.lines.size())
+           : kl.error});
 }
 
 }  // namespace
@@ -358,66 +342,21 @@ HangSnapshot collectHang(const HangOptions& opt) {
                                 "--pid, or run as the job's user or root"
                               : detail});
   if (!snap.processes.empty()) {
-    snap.sources.push_back({"kernel-stacks", scan.kernel_stacks ? "read" : "unavailable",
-                            scan.kernel_stacks ? "per-thread kernel stacks"
-                                               : "/proc/PID/task/TID/stack needs root"});
+    snap.sources.push_back(
+        {"kernel-stacks", scan.kernel_stacks ? "read" : "unavailable",
+         scan.kernel_stacks ? "per-thread kernel stacks" : "/proc/PID/task/TID/stack needs root"});
   }
 
-  // RAS answers for the whole job and may take longest: it runs beside the rest.
-  // A thread and plain slots rather than a future of a Result: g++ 12 warns falsely
-  // (free-nonheap-object) on the latter.
-  std::thread ras;
-  RasAnswer ras_answer;
-  core::Status ras_status;
-  if (opt.ras != "off") {
-    auto q = parseRasAddress(rasAddress(opt, snap.processes));
-    if (!q.isOk()) {
-      snap.sources.push_back({"ras", "error", q.status().message()});
-    } else {
-      snap.ras_address = fmt::format("{}:{}", q->host, q->port);
-      q->timeout_s = std::max(0.5, opt.timeout_s - secondsSince(t0) - 0.5);
-      ras = std::thread([q = *q, &ras_answer, &ras_status] {
-        auto r = queryRas(q);
-        if (r.isOk()) ras_answer = std::move(*r);
-        else ras_status = r.status();
-      });
-    }
-  } else {
-    snap.sources.push_back({"ras", "skipped", "--ras off"});
-  }
-
+  RasReading ras;
+  startRas(opt, t0, snap, ras);
   readPySpy(opt, deadline - std::chrono::milliseconds(500), snap);
   readFlightRecorder(opt, deadline - std::chrono::milliseconds(500), snap);
-  if (!snap.processes.empty()) readNvml(opt.sample_s, snap);
+  if (!snap.processes.empty()) readGpuUse(opt.sample_s, snap);
 
-  if (opt.kernel_log != "off") {
-    const KernelLog kl = readKernelLog(opt.kernel_log, opt.kernel_log.empty() ? jobStartSeconds(snap.processes) : 0);
-    snap.kernel_log = kl.lines;
-    snap.sources.push_back({"kernel-log", kl.error.empty() ? "read" : "unavailable",
-                            kl.error.empty() ? fmt::format("{} GPU/RDMA/OOM line(s) since the job "
-                                                           "started",
-                                                           kl.lines.size())
-                                             : kl.error});
-  } else {
-    snap.sources.push_back({"kernel-log", "skipped", "--kernel-log off"});
-  }
+  readKernel(opt, snap);
   snap.rdma_devices = rdmaDevices();
 
-  if (ras.joinable()) {
-    ras.join();
-    const RasAnswer* answer = ras_status.isOk() ? &ras_answer : nullptr;
-    if (answer) {
-      if (answer->format == "json") snap.ras_json = answer->json;
-      else snap.ras_text = answer->text;
-      snap.sources.push_back(
-          {"ras", "read",
-           fmt::format("{} report from {} (protocol {}){}", answer->format, snap.ras_address,
-                       answer->server_protocol, answer->note.empty() ? "" : "; " + answer->note)});
-    } else {
-      const bool absent = ras_status.code() == core::Code::kUnavailable;
-      snap.sources.push_back({"ras", absent ? "unavailable" : "error", ras_status.message()});
-    }
-  }
+  finishRas(snap, ras);
   snap.seconds = secondsSince(t0);
   return snap;
 }

@@ -12,13 +12,13 @@
 namespace ccscope::diagnostics {
 
 struct HangOptions {
-  std::vector<int> pids;       // these processes (empty: find the job's processes)
-  std::string ras;             // HOST:PORT; "" from the job's NCCL_RAS_ADDR or the default; "off"
-  double timeout_s = 10;       // everything, RAS's job-wide report included
-  std::string kernel_log;      // "" reads /dev/kmsg; a file of dmesg text; "off"
+  std::vector<int> pids;   // these processes (empty: find the job's processes)
+  std::string ras;         // HOST:PORT; "" from the job's NCCL_RAS_ADDR or the default; "off"
+  double timeout_s = 10;   // everything, RAS's job-wide report included
+  std::string kernel_log;  // "" reads /dev/kmsg; a file of dmesg text; "off"
   bool trigger_flight_recorder = true;  // write to TORCH_NCCL_DEBUG_INFO_PIPE_FILE's pipe
   std::string py_spy = "py-spy";        // program name or path; "off"
-  double sample_s = 0.5;       // CPU and GPU use are measured over this interval
+  double sample_s = 0.5;                // CPU and GPU use are measured over this interval
 };
 
 // Never fails: what could not be read is in the snapshot's sources.

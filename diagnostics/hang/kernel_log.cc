@@ -31,10 +31,24 @@ void keep(std::deque<std::string>& out, std::string line, size_t max_lines) {
 }  // namespace
 
 bool relevantKernelLine(const std::string& m) {
-  static const char* const kWords[] = {
-      "NVRM:",   "Xid",       "SXid",          "nvidia",  "NVLink",   "nvlink", "mlx5",
-      "infiniband", "ib_core", "Out of memory", "oom-kill", "Killed process",
-      "blocked for more than", "hung_task", "AER:", "DMAR", "IOMMU", "EDAC"};
+  static const char* const kWords[] = {"NVRM:",
+                                       "Xid",
+                                       "SXid",
+                                       "nvidia",
+                                       "NVLink",
+                                       "nvlink",
+                                       "mlx5",
+                                       "infiniband",
+                                       "ib_core",
+                                       "Out of memory",
+                                       "oom-kill",
+                                       "Killed process",
+                                       "blocked for more than",
+                                       "hung_task",
+                                       "AER:",
+                                       "DMAR",
+                                       "IOMMU",
+                                       "EDAC"};
   for (const char* w : kWords)
     if (m.find(w) != std::string::npos) return true;
   return false;
@@ -49,7 +63,9 @@ bool parseXidLine(const std::string& line, XidLine& out) {
   out.device = m[1];
   out.code = std::atoi(m[2].str().c_str());
   const std::string pid = m[3];
-  out.pid = !pid.empty() && std::isdigit(static_cast<unsigned char>(pid[0])) ? std::atoi(pid.c_str()) : -1;
+  out.pid = !pid.empty() && std::isdigit(static_cast<unsigned char>(pid[0]))
+                ? std::atoi(pid.c_str())
+                : -1;
   out.process = m[4];
   out.text = m[5];
   return true;
@@ -84,7 +100,8 @@ KernelLog readKernelLog(const std::string& source, double since_s, size_t max_li
       std::string msg = r.substr(semi + 1);
       msg = msg.substr(0, msg.find('\n'));
       size_t c1 = head.find(','), c2 = c1 == std::string::npos ? c1 : head.find(',', c1 + 1);
-      const double t = c2 == std::string::npos ? 0 : std::strtod(head.c_str() + c2 + 1, nullptr) / 1e6;
+      const double t =
+          c2 == std::string::npos ? 0 : std::strtod(head.c_str() + c2 + 1, nullptr) / 1e6;
       if (t < since_s || !relevantKernelLine(msg)) continue;
       keep(kept, fmt::format("[{:12.6f}] {}", t, msg), max_lines);
     }

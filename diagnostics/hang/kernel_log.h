@@ -18,9 +18,9 @@ struct KernelLog {
 struct XidLine {
   std::string device;  // "PCI:0000:3b:00"
   int code = -1;
-  int pid = -1;        // -1: not given ("pid='<unknown>'")
+  int pid = -1;  // -1: not given ("pid='<unknown>'")
   std::string process;
-  std::string text;    // what follows the code and the pid/name fields
+  std::string text;  // what follows the code and the pid/name fields
 };
 
 // True when `line` is an Xid line (`out` filled).

@@ -116,11 +116,24 @@ std::string envValue(const Env& env, const std::string& key) {
 
 bool keptVariable(const std::string& k) {
   static const char* const kPrefixes[] = {"NCCL_", "TORCH_", "OMPI_COMM_WORLD_", "PMIX_", "UCX_"};
-  static const std::set<std::string> kNames = {
-      "RANK",         "LOCAL_RANK",  "WORLD_SIZE",     "LOCAL_WORLD_SIZE", "GROUP_RANK",
-      "MASTER_ADDR",  "MASTER_PORT", "TORCHELASTIC_RUN_ID", "CUDA_VISIBLE_DEVICES",
-      "PMI_RANK",     "PMI_SIZE",    "SLURM_JOB_ID",   "SLURM_STEP_ID",    "SLURM_PROCID",
-      "SLURM_LOCALID", "SLURM_NTASKS", "SLURMD_NODENAME", "HOSTNAME"};
+  static const std::set<std::string> kNames = {"RANK",
+                                               "LOCAL_RANK",
+                                               "WORLD_SIZE",
+                                               "LOCAL_WORLD_SIZE",
+                                               "GROUP_RANK",
+                                               "MASTER_ADDR",
+                                               "MASTER_PORT",
+                                               "TORCHELASTIC_RUN_ID",
+                                               "CUDA_VISIBLE_DEVICES",
+                                               "PMI_RANK",
+                                               "PMI_SIZE",
+                                               "SLURM_JOB_ID",
+                                               "SLURM_STEP_ID",
+                                               "SLURM_PROCID",
+                                               "SLURM_LOCALID",
+                                               "SLURM_NTASKS",
+                                               "SLURMD_NODENAME",
+                                               "HOSTNAME"};
   if (kNames.count(k)) return true;
   for (const char* p : kPrefixes)
     if (k.rfind(p, 0) == 0) return true;
@@ -154,7 +167,7 @@ std::string jobKey(const Env& env) {
 struct Candidate {
   HangProcess p;
   bool env_ok = false;
-  bool has_rank_env = false;   // torch or MPI rank variables, not Slurm's alone
+  bool has_rank_env = false;  // torch or MPI rank variables, not Slurm's alone
 };
 
 void readMaps(const std::string& path, HangProcess& p) {
@@ -168,7 +181,8 @@ void readMaps(const std::string& path, HangProcess& p) {
     const size_t base = file.rfind('/');
     const std::string name = file.substr(base + 1);
     if (p.nccl_library.empty() && name.rfind("libnccl.so", 0) == 0) p.nccl_library = file;
-    if (!p.torch && (name.rfind("libtorch", 0) == 0 || name.rfind("libc10", 0) == 0)) p.torch = true;
+    if (!p.torch && (name.rfind("libtorch", 0) == 0 || name.rfind("libc10", 0) == 0))
+      p.torch = true;
   }
 }
 
@@ -208,53 +222,58 @@ std::string threadStateSummary(const HangProcess& p) {
   return out;
 }
 
-ProcScan scanProcesses(const ProcScanOptions& opt) {
-  ProcScan scan;
-  const int self = opt.self_pid ? opt.self_pid : static_cast<int>(getpid());
-  const std::string& root = opt.proc_root;
-  const std::vector<int> pids = opt.pids.empty() ? numericEntries(root) : opt.pids;
-  std::map<int, Candidate> found;
-  for (int pid : pids) {
-    if (pid == self) continue;
-    const std::string dir = fmt::format("{}/{}", root, pid);
-    const StatLine st = readStat(dir + "/stat");
-    if (!st.ok) {
-      if (!opt.pids.empty()) scan.problems.push_back(fmt::format("pid {}: no such process", pid));
-      continue;
-    }
-    Candidate c;
-    c.p.pid = pid;
-    c.p.ppid = st.ppid;
-    c.p.state = st.state;
-    bool env_ok = false;
-    const Env env = readEnviron(dir + "/environ", env_ok);
-    c.env_ok = env_ok;
-    if (!env_ok && !opt.pids.empty()) {
-      scan.problems.push_back(fmt::format("pid {}: environment not readable ({}): rank unknown",
-                                          pid, std::strerror(errno)));
-    }
-    c.p.rank = rankFromEnvironment(env, &c.p.local_rank, &c.p.world_size);
-    c.has_rank_env = !envValue(env, "RANK").empty() || !envValue(env, "OMPI_COMM_WORLD_RANK").empty() ||
-                     !envValue(env, "PMI_RANK").empty() || !envValue(env, "PMIX_RANK").empty();
-    if (opt.pids.empty() && c.p.rank < 0) continue;
-    if (opt.pids.empty() && st.comm == "ccscope") continue;
-    readMaps(dir + "/maps", c.p);
-    // Slurm's task id alone is in every step's processes: a rank also maps NCCL or torch.
-    if (opt.pids.empty() && !c.has_rank_env && c.p.nccl_library.empty() && !c.p.torch) continue;
-    for (const auto& [k, v] : env)
-      if (keptVariable(k)) c.p.env[k] = v;
-    c.p.job = jobKey(env);
-    c.p.cmdline = cmdlineOf(dir + "/cmdline");
-    readStatus(dir + "/status", c.p);
-    std::string wchan;
-    if (readFile(dir + "/wchan", wchan)) c.p.wchan = trim(wchan) == "0" ? "" : trim(wchan);
-    found.emplace(pid, std::move(c));
+namespace {
+
+using Ticks = std::map<std::pair<int, int>, unsigned long long>;
+
+// A process with a rank (or named by --pid), read; false when it is not one of the job's.
+bool readCandidate(const ProcScanOptions& opt, int pid, ProcScan& scan,
+                   std::map<int, Candidate>& found) {
+  const std::string dir = fmt::format("{}/{}", opt.proc_root, pid);
+  const StatLine st = readStat(dir + "/stat");
+  if (!st.ok) {
+    if (!opt.pids.empty()) scan.problems.push_back(fmt::format("pid {}: no such process", pid));
+    return false;
   }
+  Candidate c;
+  c.p.pid = pid;
+  c.p.ppid = st.ppid;
+  c.p.state = st.state;
+  bool env_ok = false;
+  const Env env = readEnviron(dir + "/environ", env_ok);
+  c.env_ok = env_ok;
+  if (!env_ok && !opt.pids.empty()) {
+    scan.problems.push_back(fmt::format("pid {}: environment not readable ({}): rank unknown", pid,
+                                        std::strerror(errno)));
+  }
+  c.p.rank = rankFromEnvironment(env, &c.p.local_rank, &c.p.world_size);
+  c.has_rank_env = !envValue(env, "RANK").empty() ||
+                   !envValue(env, "OMPI_COMM_WORLD_RANK").empty() ||
+                   !envValue(env, "PMI_RANK").empty() || !envValue(env, "PMIX_RANK").empty();
+  if (opt.pids.empty() && c.p.rank < 0) return false;
+  if (opt.pids.empty() && st.comm == "ccscope") return false;
+  readMaps(dir + "/maps", c.p);
+  // Slurm's task id alone is in every step's processes: a rank also maps NCCL or torch.
+  if (opt.pids.empty() && !c.has_rank_env && c.p.nccl_library.empty() && !c.p.torch) return false;
+  for (const auto& [k, v] : env)
+    if (keptVariable(k)) c.p.env[k] = v;
+  c.p.job = jobKey(env);
+  c.p.cmdline = cmdlineOf(dir + "/cmdline");
+  readStatus(dir + "/status", c.p);
+  std::string wchan;
+  if (readFile(dir + "/wchan", wchan)) c.p.wchan = trim(wchan) == "0" ? "" : trim(wchan);
+  found.emplace(pid, std::move(c));
+  return true;
+}
+
+// Helpers (a child with its parent's rank and job) hang under their rank; a launcher agent
+// with the job's variables but no library mapped gives way to the rank that maps one.
+std::vector<HangProcess> keepRanks(std::map<int, Candidate>& found, bool all) {
   // A child with its parent's rank and job is a helper of that rank (a data loader worker).
   for (auto& [pid, c] : found) {
     auto parent = found.find(c.p.ppid);
     if (parent != found.end() && parent->second.p.rank == c.p.rank &&
-        parent->second.p.job == c.p.job && opt.pids.empty()) {
+        parent->second.p.job == c.p.job && all) {
       parent->second.p.helpers.push_back(pid);
       c.p.pid = -pid;  // marked: not a rank of its own
     }
@@ -263,18 +282,21 @@ ProcScan scanProcesses(const ProcScanOptions& opt) {
   // of the same rank and job maps NCCL or torch.
   std::set<std::pair<std::string, int>> with_library;
   for (const auto& [pid, c] : found)
-    if (c.p.pid > 0 && (c.p.torch || !c.p.nccl_library.empty())) with_library.insert({c.p.job, c.p.rank});
+    if (c.p.pid > 0 && (c.p.torch || !c.p.nccl_library.empty()))
+      with_library.insert({c.p.job, c.p.rank});
   std::vector<HangProcess> procs;
   for (auto& [pid, c] : found) {
     if (c.p.pid < 0) continue;
-    if (opt.pids.empty() && !c.p.torch && c.p.nccl_library.empty() &&
-        with_library.count({c.p.job, c.p.rank})) {
+    if (all && !c.p.torch && c.p.nccl_library.empty() && with_library.count({c.p.job, c.p.rank})) {
       continue;
     }
     procs.push_back(std::move(c.p));
   }
-  // Threads, with their CPU use over the sampling interval.
-  std::map<std::pair<int, int>, unsigned long long> ticks0;
+  return procs;
+}
+
+void readThreads(const std::string& root, std::vector<HangProcess>& procs, ProcScan& scan,
+                 Ticks& ticks0) {
   for (auto& p : procs) {
     const std::string tdir = fmt::format("{}/{}/task", root, p.pid);
     std::vector<int> tids = numericEntries(tdir);
@@ -300,31 +322,55 @@ ProcScan scanProcesses(const ProcScanOptions& opt) {
       ticks0[{p.pid, tid}] = st.ticks;
       p.threads.push_back(std::move(t));
     }
-    if (p.threads.empty()) scan.problems.push_back(fmt::format("pid {}: threads not readable", p.pid));
+    if (p.threads.empty())
+      scan.problems.push_back(fmt::format("pid {}: threads not readable", p.pid));
   }
-  if (opt.sample_s > 0 && !procs.empty()) {
-    const auto t0 = std::chrono::steady_clock::now();
-    std::this_thread::sleep_for(std::chrono::duration<double>(opt.sample_s));
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
-    for (auto& p : procs) {
-      double total = 0;
-      bool any = false;
-      for (auto& t : p.threads) {
-        const StatLine st = readStat(fmt::format("{}/{}/task/{}/stat", root, p.pid, t.tid));
-        if (!st.ok) continue;
-        const auto before = ticks0[{p.pid, t.tid}];
-        t.cpu_percent = st.ticks >= before ? 100.0 * static_cast<double>(st.ticks - before) / hz / secs : 0;
-        t.state = st.state;  // the later reading: a thread seen running once may be waiting
-        total += t.cpu_percent;
-        any = true;
-      }
-      if (any) p.cpu_percent = total;
-      const StatLine st = readStat(fmt::format("{}/{}/stat", root, p.pid));
-      if (st.ok) p.state = st.state;
-      else scan.problems.push_back(fmt::format("pid {} (rank {}) exited while it was read", p.pid, p.rank));
+}
+
+// CPU use per thread over `sample_s`; states read again at its end.
+void sampleCpu(const std::string& root, double sample_s, std::vector<HangProcess>& procs,
+               ProcScan& scan, Ticks& ticks0) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(sample_s));
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
+  for (auto& p : procs) {
+    double total = 0;
+    bool any = false;
+    for (auto& t : p.threads) {
+      const StatLine st = readStat(fmt::format("{}/{}/task/{}/stat", root, p.pid, t.tid));
+      if (!st.ok) continue;
+      const auto before = ticks0[{p.pid, t.tid}];
+      t.cpu_percent =
+          st.ticks >= before ? 100.0 * static_cast<double>(st.ticks - before) / hz / secs : 0;
+      t.state = st.state;  // the later reading: a thread seen running once may be waiting
+      total += t.cpu_percent;
+      any = true;
     }
+    if (any) p.cpu_percent = total;
+    const StatLine st = readStat(fmt::format("{}/{}/stat", root, p.pid));
+    if (st.ok)
+      p.state = st.state;
+    else
+      scan.problems.push_back(
+          fmt::format("pid {} (rank {}) exited while it was read", p.pid, p.rank));
   }
+}
+
+}  // namespace
+
+ProcScan scanProcesses(const ProcScanOptions& opt) {
+  ProcScan scan;
+  const int self = opt.self_pid ? opt.self_pid : static_cast<int>(getpid());
+  const std::vector<int> pids = opt.pids.empty() ? numericEntries(opt.proc_root) : opt.pids;
+  std::map<int, Candidate> found;
+  for (int pid : pids)
+    if (pid != self) readCandidate(opt, pid, scan, found);
+  std::vector<HangProcess> procs = keepRanks(found, opt.pids.empty());
+  Ticks ticks0;
+  readThreads(opt.proc_root, procs, scan, ticks0);
+  if (opt.sample_s > 0 && !procs.empty())
+    sampleCpu(opt.proc_root, opt.sample_s, procs, scan, ticks0);
   std::sort(procs.begin(), procs.end(), [](const HangProcess& a, const HangProcess& b) {
     return a.rank != b.rank ? a.rank < b.rank : a.pid < b.pid;
   });

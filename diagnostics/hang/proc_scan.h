@@ -12,10 +12,10 @@
 namespace ccscope::diagnostics {
 
 struct ProcScanOptions {
-  std::vector<int> pids;        // these processes only (empty: find the job's processes)
-  double sample_s = 0.5;        // CPU use is measured over this interval
+  std::vector<int> pids;  // these processes only (empty: find the job's processes)
+  double sample_s = 0.5;  // CPU use is measured over this interval
   std::string proc_root = "/proc";
-  int self_pid = 0;             // never listed (0: getpid())
+  int self_pid = 0;  // never listed (0: getpid())
 };
 
 struct ProcScan {

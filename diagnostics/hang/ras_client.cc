@@ -1,7 +1,5 @@
 #include "diagnostics/hang/ras_client.h"
 
-#include "diagnostics/analyze/ras_report.h"
-
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -13,6 +11,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+
+#include "diagnostics/analyze/ras_report.h"
 
 namespace ccscope::diagnostics {
 namespace {
@@ -29,7 +29,8 @@ class Conn {
   std::string where() const { return fmt::format("{}:{}", q_.host, q_.port); }
 
   int msLeft() const {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
     return static_cast<int>(std::max<long>(0, left.count()));
   }
 
@@ -97,9 +98,9 @@ class Conn {
         return core::Status(core::Code::kDeadlineExceeded,
                             fmt::format("RAS at {}: could not send \"{}\" in time", where(), line));
       }
-      return core::Status(core::Code::kPeerClosed,
-                          fmt::format("RAS at {} closed the connection before \"{}\" was sent",
-                                      where(), line));
+      return core::Status(
+          core::Code::kPeerClosed,
+          fmt::format("RAS at {} closed the connection before \"{}\" was sent", where(), line));
     }
     return core::Status::ok();
   }
@@ -132,9 +133,9 @@ class Conn {
         return st;
       }
       if (buf_.size() > kMaxReportBytes) {
-        return core::Status(core::Code::kInvalidArgument,
-                            fmt::format("RAS at {}: report larger than {} MiB", where(),
-                                        kMaxReportBytes >> 20));
+        return core::Status(
+            core::Code::kInvalidArgument,
+            fmt::format("RAS at {}: report larger than {} MiB", where(), kMaxReportBytes >> 20));
       }
     }
     out = std::move(buf_);
@@ -146,9 +147,9 @@ class Conn {
     pollfd p{fd_, POLLIN, 0};
     const int rc = ::poll(&p, 1, msLeft());
     if (rc == 0) {
-      return core::Status(core::Code::kDeadlineExceeded,
-                          fmt::format("RAS at {} did not send {} within the timeout", where(),
-                                      waiting_for));
+      return core::Status(
+          core::Code::kDeadlineExceeded,
+          fmt::format("RAS at {} did not send {} within the timeout", where(), waiting_for));
     }
     char chunk[65536];
     const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
@@ -170,7 +171,8 @@ class Conn {
 // Connects and completes the protocol handshake.
 core::Status handshake(Conn& c, RasAnswer& a) {
   CCSCOPE_RETURN_IF_ERROR(c.connect());
-  CCSCOPE_RETURN_IF_ERROR(c.send(fmt::format("CLIENT PROTOCOL {}", kRasClientProtocol), a.transcript));
+  CCSCOPE_RETURN_IF_ERROR(
+      c.send(fmt::format("CLIENT PROTOCOL {}", kRasClientProtocol), a.transcript));
   std::string line;
   CCSCOPE_RETURN_IF_ERROR(c.readLine(line, "the server's protocol line"));
   a.transcript.push_back("< " + line);
@@ -203,8 +205,8 @@ core::Result<RasQuery> parseRasAddress(const std::string& s) {
       return core::Status(core::Code::kInvalidArgument, "RAS address " + s + ": no closing ]");
     host = s.substr(1, close - 1);
     if (close + 1 < s.size() && s[close + 1] == ':') port = s.substr(close + 2);
-  } else if (const size_t colon = s.rfind(':'); colon != std::string::npos &&
-                                                 s.find(':') == colon) {
+  } else if (const size_t colon = s.rfind(':');
+             colon != std::string::npos && s.find(':') == colon) {
     host = s.substr(0, colon);
     port = s.substr(colon + 1);
   }
@@ -237,9 +239,9 @@ core::Result<RasAnswer> queryRas(const RasQuery& q) {
       if (!st.isOk() || line != "OK") {
         // An older server: it refused the command or dropped the connection; ask again in text.
         if (st.code() == core::Code::kDeadlineExceeded) return st;
-        a.note = st.isOk() ? fmt::format("JSON refused (\"{}\"): text report read",
-                                         line.substr(0, 80))
-                           : "JSON refused (connection closed): text report read";
+        a.note = st.isOk()
+                     ? fmt::format("JSON refused (\"{}\"): text report read", line.substr(0, 80))
+                     : "JSON refused (connection closed): text report read";
         continue;
       }
     }
@@ -256,9 +258,9 @@ core::Result<RasAnswer> queryRas(const RasQuery& q) {
       return st;
     }
     if (body.empty()) {
-      return core::Status(core::Code::kPeerClosed,
-                          fmt::format("RAS at {} closed the connection without a report",
-                                      c.where()));
+      return core::Status(
+          core::Code::kPeerClosed,
+          fmt::format("RAS at {} closed the connection without a report", c.where()));
     }
     a.text = std::move(body);
     a.format = "text";

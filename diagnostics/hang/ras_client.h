@@ -25,11 +25,11 @@ struct RasQuery {
 
 struct RasAnswer {
   int server_protocol = -1;
-  std::string format;              // "json" or "text"
-  std::string text;                // the report as sent
-  nlohmann::json json;             // parsed, when the format is json
+  std::string format;                   // "json" or "text"
+  std::string text;                     // the report as sent
+  nlohmann::json json;                  // parsed, when the format is json
   std::vector<std::string> transcript;  // "> sent", "< received" lines of the handshake
-  std::string note;                // a fallback taken ("JSON refused: text")
+  std::string note;                     // a fallback taken ("JSON refused: text")
 };
 
 // "HOST:PORT", "[V6]:PORT", "HOST" or ":PORT"; the default port where none is given.

@@ -72,97 +72,117 @@ while True:
 """
 
 
+def case_ras_text(tmp, port, procs):
+    """Two ranks, RAS in text (an NCCL before 2.28.7): exit 3, rank 1, the job untouched."""
+    ras, ras_port = ras_server("--text", os.path.join(DATA, "real-2.28.9-opcount-mismatch.txt"),
+                               "--json-unknown")
+    procs.append(ras)
+    r0 = start_rank(0, SPIN, port)
+    r1 = start_rank(1, SLEEP, port)
+    procs += [r0, r1]
+    time.sleep(0.8)
+    node_a = os.path.join(tmp, "node-a.json")
+    r, secs = hang("--ras", f"127.0.0.1:{ras_port}", "--kernel-log", "off", "--json", node_a)
+    print(r.stdout)
+    check(r.returncode == 3, f"a diagnosed hang exits 3 (got {r.returncode}: {r.stderr.strip()})")
+    check(secs < 10, f"within 10 s ({secs:.1f} s)")
+    check("Ranks:      1" in r.stdout, "rank 1 is named")
+    check("py-spy           skipped" in r.stdout, "a skipped source is listed as skipped")
+    check("nvml" in r.stdout and "unavailable" in r.stdout,
+          "a source that cannot be read is listed as such")
+    check(r0.poll() is None and r1.poll() is None, "the job is still running afterwards")
+    snap = json.load(open(node_a))
+    check(snap.get("format") == "ccscope.hang" and len(snap["processes"]) == 2,
+          "--json holds the snapshot with both ranks")
+    ranks = {p["rank"]: p for p in snap["processes"]}
+    check(ranks.get(0, {}).get("cpu_percent", 0) > 50, "the spinning rank's CPU use is measured")
+    check(ranks.get(1, {}).get("state") == "S", "the sleeping rank's state is read")
+    check("diagnosis" in snap and snap["diagnosis"]["culprit"]["ranks"] == [1],
+          "the verdict is in the JSON")
+    return r0, r1, node_a
+
+
+def case_ras_json_and_merge(tmp, r0, node_a, procs):
+    """A second node with only rank 0, RAS in JSON; analyze merges both nodes' files."""
+    ras_json, ras_json_port = ras_server(
+        "--json", os.path.join(DATA, "variant-2.28.9-opcount-mismatch.json"))
+    procs.append(ras_json)
+    node_b = os.path.join(tmp, "node-b.json")
+    r, _ = hang("--pid", str(r0.pid), "--ras", f"127.0.0.1:{ras_json_port}", "--kernel-log",
+                "off", "--json", node_b)
+    check(r.returncode == 3 and "json report" in r.stdout,
+          f"a JSON RAS report is read (exit {r.returncode})")
+    merged = subprocess.run([CCSCOPE, "analyze", "--json", "-", node_a, node_b],
+                            capture_output=True, text=True, timeout=30)
+    check(merged.returncode == 0, f"analyze merges the node files (exit {merged.returncode})")
+    try:
+        d = json.loads(merged.stdout)
+        check(d["culprit"]["ranks"] == [1] and d["layer"] == "application",
+              f"the merged verdict names rank 1, application ({d['layer']}, {d['culprit']})")
+    except (ValueError, KeyError) as e:
+        check(False, f"analyze --json - printed JSON ({e})")
+
+
+def case_kernel_log(tmp):
+    """A GPU that fell off the bus, from a saved kernel log."""
+    dmesg = os.path.join(tmp, "dmesg.txt")
+    with open(dmesg, "w") as f:
+        f.write("[    5.000000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.159.04\n"
+                "[ 9001.200000] NVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', name=<unknown>, "
+                "GPU has fallen off the bus.\n")
+    r, _ = hang("--ras", "off", "--kernel-log", dmesg)
+    check(r.returncode == 3 and "Layer:      gpu" in r.stdout,
+          f"an Xid in the kernel log makes the verdict gpu (exit {r.returncode})")
+
+
+def case_flight_recorder(tmp, port, procs):
+    """Flight Recorder dumps asked for through the job's pipe."""
+    fr = {"TORCH_NCCL_DEBUG_INFO_PIPE_FILE": os.path.join(tmp, "frpipe_"),
+          "TORCH_FR_DUMP_TEMP_FILE": os.path.join(tmp, "fr_rank_")}
+    f0 = start_rank(0, FR_JOB, port + 1, fr)
+    f1 = start_rank(1, FR_JOB, port + 1, fr)
+    procs += [f0, f1]
+    time.sleep(0.8)
+    node_c = os.path.join(tmp, "node-c.json")
+    r, _ = hang("--ras", "off", "--kernel-log", "off", "--json", node_c)
+    snap = json.load(open(node_c))
+    frs = [s for s in snap["sources"] if s["name"] == "flight-recorder"]
+    check(frs and frs[0]["status"] == "read" and "through the job's pipe" in frs[0]["detail"],
+          f"dumps asked for through the pipe are read ({frs})")
+    check(r.returncode == 3 and "Ranks:      1" in r.stdout,
+          f"the dumps name rank 1 (exit {r.returncode})")
+    check(f0.poll() is None and f1.poll() is None, "the job still runs after its dumps")
+    return f0
+
+
+def case_exit_codes(alive_pid):
+    """Nothing to examine; bad arguments; a RAS that does not listen."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    r, _ = hang("--pid", str(gone.pid), "--ras", "off", "--kernel-log", "off")
+    check(r.returncode == 5 and "nothing to examine" in r.stdout,
+          f"no process and no RAS exits 5 (got {r.returncode})")
+    r, _ = hang("--timeout", "0")
+    check(r.returncode == 2 and r.stderr.count("\n") == 1,
+          f"a bad --timeout is one line and exit 2 (got {r.returncode}: {r.stderr!r})")
+    r, _ = hang("--timeout", "1", "--ras", "127.0.0.1:1", "--pid", str(alive_pid), "--kernel-log",
+                "off")
+    check("no RAS listener at 127.0.0.1:1" in r.stdout, "a RAS that does not listen is named")
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="ccscope-hang-")
     port = 41000 + os.getpid() % 20000
     procs = []
     try:
-        ras, ras_port = ras_server("--text", os.path.join(DATA, "real-2.28.9-opcount-mismatch.txt"),
-                                   "--json-unknown")
-        procs.append(ras)
-        r0 = start_rank(0, SPIN, port)
-        r1 = start_rank(1, SLEEP, port)
-        procs += [r0, r1]
-        time.sleep(0.8)
-
-        node_a = os.path.join(tmp, "node-a.json")
-        r, secs = hang("--ras", f"127.0.0.1:{ras_port}", "--kernel-log", "off", "--json", node_a)
-        print(r.stdout)
-        check(r.returncode == 3, f"a diagnosed hang exits 3 (got {r.returncode}: {r.stderr.strip()})")
-        check(secs < 10, f"within 10 s ({secs:.1f} s)")
-        check("Ranks:      1" in r.stdout, "rank 1 is named")
-        check("py-spy           skipped" in r.stdout, "a skipped source is listed as skipped")
-        check("nvml" in r.stdout and "unavailable" in r.stdout,
-              "a source that cannot be read is listed as such")
-        check(r0.poll() is None and r1.poll() is None, "the job is still running afterwards")
-        snap = json.load(open(node_a))
-        check(snap.get("format") == "ccscope.hang" and len(snap["processes"]) == 2,
-              "--json holds the snapshot with both ranks")
-        ranks = {p["rank"]: p for p in snap["processes"]}
-        check(ranks.get(0, {}).get("cpu_percent", 0) > 50, "the spinning rank's CPU use is measured")
-        check(ranks.get(1, {}).get("state") == "S", "the sleeping rank's state is read")
-        check("diagnosis" in snap and snap["diagnosis"]["culprit"]["ranks"] == [1],
-              "the verdict is in the JSON")
-
-        # A second node: only rank 0's process, RAS in JSON (NCCL >= 2.28.7).
-        ras_json, ras_json_port = ras_server("--json", os.path.join(DATA, "variant-2.28.9-opcount-mismatch.json"))
-        procs.append(ras_json)
-        node_b = os.path.join(tmp, "node-b.json")
-        r, _ = hang("--pid", str(r0.pid), "--ras", f"127.0.0.1:{ras_json_port}", "--kernel-log", "off",
-                    "--json", node_b)
-        check(r.returncode == 3 and "json report" in r.stdout,
-              f"a JSON RAS report is read (exit {r.returncode})")
-        merged = subprocess.run([CCSCOPE, "analyze", "--json", "-", node_a, node_b],
-                                capture_output=True, text=True, timeout=30)
-        check(merged.returncode == 0, f"analyze merges the node files (exit {merged.returncode})")
-        try:
-            d = json.loads(merged.stdout)
-            check(d["culprit"]["ranks"] == [1] and d["layer"] == "application",
-                  f"the merged verdict names rank 1, application ({d['layer']}, {d['culprit']})")
-        except (ValueError, KeyError) as e:
-            check(False, f"analyze --json - printed JSON ({e})")
-
-        # A GPU that fell off the bus, from a saved kernel log.
-        dmesg = os.path.join(tmp, "dmesg.txt")
-        with open(dmesg, "w") as f:
-            f.write("[    5.000000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.159.04\n"
-                    "[ 9001.200000] NVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', name=<unknown>, "
-                    "GPU has fallen off the bus.\n")
-        r, _ = hang("--ras", "off", "--kernel-log", dmesg)
-        check(r.returncode == 3 and "Layer:      gpu" in r.stdout,
-              f"an Xid in the kernel log makes the verdict gpu (exit {r.returncode})")
-
-        # Flight Recorder dumps asked for through the job's pipe.
+        r0, r1, node_a = case_ras_text(tmp, port, procs)
+        case_ras_json_and_merge(tmp, r0, node_a, procs)
+        case_kernel_log(tmp)
         for p in (r0, r1):
             p.kill()
             p.wait()
-        fr = {"TORCH_NCCL_DEBUG_INFO_PIPE_FILE": os.path.join(tmp, "frpipe_"),
-              "TORCH_FR_DUMP_TEMP_FILE": os.path.join(tmp, "fr_rank_")}
-        f0 = start_rank(0, FR_JOB, port + 1, fr)
-        f1 = start_rank(1, FR_JOB, port + 1, fr)
-        procs += [f0, f1]
-        time.sleep(0.8)
-        node_c = os.path.join(tmp, "node-c.json")
-        r, _ = hang("--ras", "off", "--kernel-log", "off", "--json", node_c)
-        snap = json.load(open(node_c))
-        frs = [s for s in snap["sources"] if s["name"] == "flight-recorder"]
-        check(frs and frs[0]["status"] == "read" and "through the job's pipe" in frs[0]["detail"],
-              f"dumps asked for through the pipe are read ({frs})")
-        check(r.returncode == 3 and "Ranks:      1" in r.stdout,
-              f"the dumps name rank 1 (exit {r.returncode})")
-        check(f0.poll() is None and f1.poll() is None, "the job still runs after its dumps")
-
-        # Nothing to examine; bad arguments.
-        gone = subprocess.Popen(["true"])
-        gone.wait()
-        r, _ = hang("--pid", str(gone.pid), "--ras", "off", "--kernel-log", "off")
-        check(r.returncode == 5 and "nothing to examine" in r.stdout,
-              f"no process and no RAS exits 5 (got {r.returncode})")
-        r, _ = hang("--timeout", "0")
-        check(r.returncode == 2 and r.stderr.count("\n") == 1,
-              f"a bad --timeout is one line and exit 2 (got {r.returncode}: {r.stderr!r})")
-        r, _ = hang("--timeout", "1", "--ras", "127.0.0.1:1", "--pid", str(f0.pid), "--kernel-log", "off")
-        check("no RAS listener at 127.0.0.1:1" in r.stdout, "a RAS that does not listen is named")
+        f0 = case_flight_recorder(tmp, port, procs)
+        case_exit_codes(f0.pid)
     finally:
         for p in procs:
             try:

@@ -1,11 +1,11 @@
-// `ccscope hang`'s parts without a GPU: the RAS client against a protocol test server replaying
-// real and derived reports, the RAS JSON reader, Xid and kernel-log lines, the /proc scan of
-// real Python processes started here, and the verdicts the analyzer draws from a snapshot.
+// `ccscope hang`'s parts without a GPU: Xid and kernel-log lines, what a process is doing, the
+// verdicts the analyzer draws from a snapshot, and the /proc scan of real Python processes
+// started here. The RAS client's tests are in ras_client_test.cc.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,239 +17,59 @@
 #include "diagnostics/analyze/analyzer.h"
 #include "diagnostics/analyze/hang_snapshot.h"
 #include "diagnostics/analyze/hang_tracker.h"
-#include "diagnostics/analyze/ras_report.h"
 #include "diagnostics/analyze/rule_loader.h"
 #include "diagnostics/hang/kernel_log.h"
 #include "diagnostics/hang/proc_scan.h"
-#include "diagnostics/hang/ras_client.h"
+#include "tests/diagnostics/hang/hang_test_util.h"
 
 namespace ccscope::diagnostics {
 namespace {
 
-const std::string kData = CCSCOPE_TEST_DATA "/ras/";
-const std::string kServer = CCSCOPE_TEST_SOURCE "/diagnostics/hang/ras_server.py";
-
-std::string readAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// The replay server, started for one test and killed at its end.
-class RasServer {
- public:
-  explicit RasServer(const std::vector<std::string>& args) {
-    int out[2];
-    EXPECT_EQ(pipe(out), 0);
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(out[1], 1);
-      close(out[0]);
-      std::vector<std::string> argv = {CCSCOPE_TEST_PYTHON, kServer};
-      argv.insert(argv.end(), args.begin(), args.end());
-      std::vector<char*> c;
-      for (auto& a : argv) c.push_back(a.data());
-      c.push_back(nullptr);
-      execv(c[0], c.data());
-      _exit(127);
-    }
-    close(out[1]);
-    FILE* f = fdopen(out[0], "r");
-    char line[64] = {};
-    if (fgets(line, sizeof line, f)) std::sscanf(line, "PORT %d", &port_);
-    fclose(f);
-  }
-  ~RasServer() {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
-  RasQuery query(double timeout = 5) const {
-    RasQuery q;
-    q.port = port_;
-    q.timeout_s = timeout;
-    return q;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
-
-std::unique_ptr<Analyzer> newAnalyzer() {
-  auto a = Analyzer::create({});
-  EXPECT_TRUE(a.isOk());
-  return std::move(*a);
-}
-
-// --- RAS client against the replay server -------------------------------------------------
-
-TEST(RasClientTest, ReadsTheRealReportInTextFromAServerWithoutJson) {
-  RasServer server({"--text", kData + "real-2.28.9-opcount-mismatch.txt", "--json-unknown"});
-  auto a = queryRas(server.query());
-  ASSERT_TRUE(a.isOk()) << a.status().message();
-  EXPECT_EQ(a->server_protocol, 2);
-  EXPECT_EQ(a->format, "text");
-  EXPECT_NE(a->note.find("JSON refused"), std::string::npos) << a->note;
-  EXPECT_NE(a->text.find("Rank 1 has launched up to operation 5"), std::string::npos);
-  ASSERT_GE(a->transcript.size(), 2u);
-  EXPECT_EQ(a->transcript[0], "> CLIENT PROTOCOL 2");
-  EXPECT_EQ(a->transcript[1], "< SERVER PROTOCOL 2");
-}
-
-TEST(RasClientTest, ReadsJsonAndRepairsNccl2289sMissingComma) {
-  RasServer server({"--json", kData + "variant-2.28.9-missing-rank-bad-comma.json"});
-  auto a = queryRas(server.query());
-  ASSERT_TRUE(a.isOk()) << a.status().message();
-  EXPECT_EQ(a->format, "json");
-  EXPECT_NE(a->note.find("repaired"), std::string::npos) << a->note;
-  const std::string text = rasJsonAsText(a->json);
-  EXPECT_NE(text.find("Missing communicator data from 1 rank"), std::string::npos) << text;
-  EXPECT_NE(text.find("1 job process is considered dead"), std::string::npos) << text;
-}
-
-TEST(RasClientTest, AnOldProtocolIsRefusedWithTheVersions) {
-  RasServer server({"--text", kData + "real-2.28.9-opcount-mismatch.txt", "--protocol", "1"});
-  auto a = queryRas(server.query());
-  ASSERT_FALSE(a.isOk());
-  EXPECT_EQ(a.status().code(), core::Code::kUnsupported);
-  EXPECT_NE(a.status().message().find("protocol 1"), std::string::npos) << a.status().message();
-}
-
-TEST(RasClientTest, AServerThatIsNotRasIsNamedSo) {
-  RasServer server({"--mode", "not-ras"});
-  auto a = queryRas(server.query());
-  ASSERT_FALSE(a.isOk());
-  EXPECT_EQ(a.status().code(), core::Code::kUnsupported);
-  EXPECT_NE(a.status().message().find("not an NCCL RAS server"), std::string::npos)
-      << a.status().message();
-}
-
-TEST(RasClientTest, AClosedConnectionAndAStallEndInTime) {
-  {
-    RasServer server({"--mode", "close-after-handshake"});
-    auto a = queryRas(server.query());
-    ASSERT_FALSE(a.isOk());
-    EXPECT_EQ(a.status().code(), core::Code::kPeerClosed) << a.status().message();
-  }
-  RasServer server({"--text", kData + "real-2.28.9-opcount-mismatch.txt", "--mode", "slow"});
-  const auto t0 = std::chrono::steady_clock::now();
-  auto a = queryRas(server.query(1.0));
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ASSERT_FALSE(a.isOk());
-  EXPECT_EQ(a.status().code(), core::Code::kDeadlineExceeded);
-  EXPECT_NE(a.status().message().find("bytes of its report"), std::string::npos)
-      << a.status().message();
-  EXPECT_LT(s, 2.0);
-}
-
-TEST(RasClientTest, NoListenerSaysWhy) {
-  // A port that was just free: bind, read the number, close.
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  RasQuery q;
-  q.port = ntohs(addr.sin_port);
-  auto a = queryRas(q);
-  ASSERT_FALSE(a.isOk());
-  EXPECT_EQ(a.status().code(), core::Code::kUnavailable);
-  EXPECT_NE(a.status().message().find("no RAS listener"), std::string::npos);
-}
-
-TEST(RasClientTest, Addresses) {
-  auto q = parseRasAddress("10.0.0.7:29000");
-  ASSERT_TRUE(q.isOk());
-  EXPECT_EQ(q->host, "10.0.0.7");
-  EXPECT_EQ(q->port, 29000);
-  q = parseRasAddress("[::1]:28029");
-  ASSERT_TRUE(q.isOk());
-  EXPECT_EQ(q->host, "::1");
-  EXPECT_EQ(q->port, 28029);
-  q = parseRasAddress("node7");
-  ASSERT_TRUE(q.isOk());
-  EXPECT_EQ(q->port, kRasDefaultPort);
-  EXPECT_FALSE(parseRasAddress("node7:http").isOk());
-  EXPECT_FALSE(parseRasAddress("node7:70000").isOk());
-}
-
-// --- RAS reports in the analyzer ------------------------------------------------------------
-
-HangSnapshot snapshotWithRasText(const std::string& file) {
-  HangSnapshot s;
-  s.node = "node-a";
-  s.ras_text = readAll(kData + file);
-  return s;
-}
-
-TEST(RasReportTest, EveryReportNamesRankOne) {
-  for (const char* f : {"real-2.28.9-opcount-mismatch.txt", "variant-missing-rank.txt",
-                        "variant-dead-peer.txt"}) {
-    auto a = newAnalyzer();
-    a->analyzeSnapshot(snapshotWithRasText(f), "node-a.json");
-    const auto d = a->finish();
-    EXPECT_TRUE(d.conclusive) << f;
-    EXPECT_EQ(d.culprit.ranks, std::vector<int>{1}) << f << ": " << d.verdict;
-  }
-  HangSnapshot s;
-  s.node = "node-a";
-  s.ras_json = nlohmann::json::parse(readAll(kData + "variant-2.28.9-opcount-mismatch.json"));
-  auto a = newAnalyzer();
-  a->analyzeSnapshot(s, "node-a.json");
-  const auto d = a->finish();
-  EXPECT_EQ(d.layer, core::Layer::kApplication) << d.verdict;
-  EXPECT_EQ(d.culprit.ranks, std::vector<int>{1}) << d.verdict;
-  EXPECT_NE(d.verdict.find("#6"), std::string::npos) << d.verdict;
-}
-
-TEST(RasReportTest, TheRealReportAsAPlainLogNamesRankOne) {
-  auto a = newAnalyzer();
-  ASSERT_TRUE(a->analyzeFile(kData + "real-2.28.9-opcount-mismatch.txt").isOk());
-  const auto d = a->finish();
-  EXPECT_EQ(d.layer, core::Layer::kApplication) << d.verdict;
-  EXPECT_EQ(d.culprit.ranks, std::vector<int>{1}) << d.verdict;
-}
+using test_hang::kData;
+using test_hang::newAnalyzer;
+using test_hang::readAll;
+using test_hang::snapshotWithRasText;
 
 // --- Kernel log ------------------------------------------------------------------------------
 
 TEST(KernelLogTest, XidLinesAsDriversPrintThem) {
   XidLine x;
-  ASSERT_TRUE(parseXidLine("NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, "
-                           "Graphics SM Warp Exception on (GPC 7, TPC 7, SM 0): Illegal "
-                           "Instruction Parameter",
-                           x));
+  ASSERT_TRUE(
+      parseXidLine("NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, "
+                   "Graphics SM Warp Exception on (GPC 7, TPC 7, SM 0): Illegal "
+                   "Instruction Parameter",
+                   x));
   EXPECT_EQ(x.device, "PCI:0000:cb:00");
   EXPECT_EQ(x.code, 13);
   EXPECT_EQ(x.pid, -1);
-  ASSERT_TRUE(parseXidLine("NVRM: Xid (PCI:0000:38:00): 43, pid=2924364, name=pt_main_thread, "
-                           "Ch 00000008",
-                           x));
+  ASSERT_TRUE(
+      parseXidLine("NVRM: Xid (PCI:0000:38:00): 43, pid=2924364, name=pt_main_thread, "
+                   "Ch 00000008",
+                   x));
   EXPECT_EQ(x.code, 43);
   EXPECT_EQ(x.pid, 2924364);
   EXPECT_EQ(x.process, "pt_main_thread");
   ASSERT_TRUE(parseXidLine("NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.", x));
   EXPECT_EQ(x.code, 79);
   EXPECT_EQ(x.text, "GPU has fallen off the bus.");
-  ASSERT_TRUE(parseXidLine("[Sun Feb 23 16:24:18 2025] NVRM: Xid (PCI:0000:9b:00): 119, "
-                           "pid=2024380, name=nvidia-smi, Timeout after 6s of waiting for RPC "
-                           "response from GPU4 GSP!",
-                           x));
+  ASSERT_TRUE(
+      parseXidLine("[Sun Feb 23 16:24:18 2025] NVRM: Xid (PCI:0000:9b:00): 119, "
+                   "pid=2024380, name=nvidia-smi, Timeout after 6s of waiting for RPC "
+                   "response from GPU4 GSP!",
+                   x));
   EXPECT_EQ(x.code, 119);
   EXPECT_FALSE(parseXidLine("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.159.04", x));
 }
 
 TEST(KernelLogTest, KeepsTheLinesThatMatterSinceTheJobStarted) {
   const std::string path = testing::TempDir() + "/dmesg.txt";
-  std::ofstream(path) << "[  100.000001] e1000e: eth0 NIC Link is Up\n"
-                         "[  120.500000] NVRM: Xid (PCI:0000:3b:00): 48, pid=2211, DBE (0x1) detected\n"
-                         "[ 9000.100000] usb 1-1: new high-speed USB device\n"
-                         "[ 9001.200000] NVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', "
-                         "name=<unknown>, GPU has fallen off the bus.\n"
-                         "[ 9002.000000] Out of memory: Killed process 4242 (python3)\n";
+  std::ofstream(path)
+      << "[  100.000001] e1000e: eth0 NIC Link is Up\n"
+         "[  120.500000] NVRM: Xid (PCI:0000:3b:00): 48, pid=2211, DBE (0x1) detected\n"
+         "[ 9000.100000] usb 1-1: new high-speed USB device\n"
+         "[ 9001.200000] NVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', "
+         "name=<unknown>, GPU has fallen off the bus.\n"
+         "[ 9002.000000] Out of memory: Killed process 4242 (python3)\n";
   KernelLog all = readKernelLog(path, 0);
   EXPECT_TRUE(all.error.empty());
   EXPECT_EQ(all.lines.size(), 3u);
@@ -308,13 +128,14 @@ TEST(ClassifyTest, FromPythonStacks) {
   a = classifyProcess(proc(1, kInSynchronize));
   EXPECT_EQ(a.activity, Activity::kWaitingOnGpu);
   // The real sglang rank in NCCL (py-spy --native): a C++ wait under all_gather_into_tensor.
-  a = classifyProcess(proc(3,
-                           "Thread 117489 (idle): \"MainThread\"\n"
-                           "    pthread_cond_wait (libc.so.6)\n"
-                           "    std::condition_variable::wait (libstdc++.so.6.0.33)\n"
-                           "    0x7caaa50b1a9b (?)\n"
-                           "    all_gather_into_tensor (torch/distributed/distributed_c10d.py:4193)\n"
-                           "    prepare_mlp_sync_batch_raw (scheduler_dp_attn_mixin.py:202)\n"));
+  a = classifyProcess(
+      proc(3,
+           "Thread 117489 (idle): \"MainThread\"\n"
+           "    pthread_cond_wait (libc.so.6)\n"
+           "    std::condition_variable::wait (libstdc++.so.6.0.33)\n"
+           "    0x7caaa50b1a9b (?)\n"
+           "    all_gather_into_tensor (torch/distributed/distributed_c10d.py:4193)\n"
+           "    prepare_mlp_sync_batch_raw (scheduler_dp_attn_mixin.py:202)\n"));
   EXPECT_EQ(a.activity, Activity::kInCollective);
 }
 
@@ -377,8 +198,10 @@ TEST(HangVerdictTest, FromFlightRecorderDumpsWithoutRas) {
   for (int r = 0; r < 2; ++r) {
     nlohmann::json entries = nlohmann::json::array();
     for (int seq = 1; seq <= 6 - r; ++seq)
-      entries.push_back({{"collective_seq_id", seq}, {"profiling_name", "nccl:all_reduce"},
-                         {"pg_id", 0}, {"state", seq < 6 - r ? "completed" : "scheduled"}});
+      entries.push_back({{"collective_seq_id", seq},
+                         {"profiling_name", "nccl:all_reduce"},
+                         {"pg_id", 0},
+                         {"state", seq < 6 - r ? "completed" : "scheduled"}});
     s.processes[static_cast<size_t>(r)].fr_dump = {{"rank", r}, {"entries", entries}};
   }
   const auto d = judge(s);
@@ -404,8 +227,9 @@ TEST(HangVerdictTest, EveryRankInTheCollectivePointsAtTheNetwork) {
 TEST(HangVerdictTest, AnXidOutranksTheProgressOfRanks) {
   HangSnapshot s = snapshotWithRasText("real-2.28.9-opcount-mismatch.txt");
   s.processes = {proc(0, kInAllReduce), proc(1, "")};
-  s.kernel_log = {"[ 9001.200000] NVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', "
-                  "name=<unknown>, GPU has fallen off the bus."};
+  s.kernel_log = {
+      "[ 9001.200000] NVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', "
+      "name=<unknown>, GPU has fallen off the bus."};
   const auto d = judge(s);
   EXPECT_EQ(d.layer, core::Layer::kGpu) << d.verdict;
 }
@@ -449,9 +273,13 @@ pid_t startPython(const std::string& code, std::vector<std::string> env) {
 TEST(ProcScanTest, FindsTheRanksOfARealJobAndWhatTheyDo) {
   const std::string port = std::to_string(40000 + getpid() % 20000);
   auto env = [&](int rank) {
-    return std::vector<std::string>{"RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank),
-                                    "WORLD_SIZE=3", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + port,
-                                    "NCCL_DEBUG=INFO", "SECRET_TOKEN=x"};
+    return std::vector<std::string>{"RANK=" + std::to_string(rank),
+                                    "LOCAL_RANK=" + std::to_string(rank),
+                                    "WORLD_SIZE=3",
+                                    "MASTER_ADDR=127.0.0.1",
+                                    "MASTER_PORT=" + port,
+                                    "NCCL_DEBUG=INFO",
+                                    "SECRET_TOKEN=x"};
   };
   const pid_t spinner = startPython("while True: pass", env(0));
   const pid_t sleeper = startPython("import time\ntime.sleep(60)", env(1));
@@ -500,7 +328,8 @@ TEST(ProcScanTest, FindsTheRanksOfARealJobAndWhatTheyDo) {
 
 TEST(ProcScanTest, RankFromEveryLauncher) {
   int local = -1, world = -1;
-  EXPECT_EQ(rankFromEnvironment({{"OMPI_COMM_WORLD_RANK", "5"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+  EXPECT_EQ(rankFromEnvironment({{"OMPI_COMM_WORLD_RANK", "5"},
+                                 {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
                                  {"OMPI_COMM_WORLD_SIZE", "8"}},
                                 &local, &world),
             5);
