@@ -44,7 +44,12 @@ int runHang(const HangCliOptions& opt) {
     std::fprintf(stderr, "ccscope hang: --timeout must be in (0, 3600] seconds\n");
     return kExitUsage;
   }
-  diagnostics::HangSnapshot snap = diagnostics::collectHang(opt.collect);
+  auto collected = diagnostics::collectHang(opt.collect);
+  if (!collected.isOk()) {
+    std::fprintf(stderr, "ccscope hang: %s\n", collected.status().message().c_str());
+    return kExitUsage;
+  }
+  diagnostics::HangSnapshot& snap = *collected;
   auto analyzer = diagnostics::Analyzer::create({});
   if (!analyzer.isOk()) {
     std::fprintf(stderr, "ccscope hang: %s\n", analyzer.status().message().c_str());
@@ -75,7 +80,7 @@ int runHang(const HangCliOptions& opt) {
           "RAS did not answer (pass --pid PID, or --ras HOST:PORT of a node that runs the job)\n";
     return kExitMissing;
   }
-  os << diagnostics::renderText(d, {});
+  os << diagnostics::renderText(d, {}, "Verdict from the sources read");
   return d.conclusive ? kExitHang : kExitFailed;
 }
 
@@ -90,6 +95,9 @@ Command addHangCommand(CLI::App& root) {
   sub->add_option("--pid", opt->collect.pids,
                   "The job's processes (repeatable; default: every process whose environment "
                   "names a rank)");
+  sub->add_option("--job", opt->collect.job,
+                  "Where several jobs run on this node: the one whose key (printed when there "
+                  "are several: \"torch ADDR:PORT\", \"slurm JOB.STEP\") holds this text");
   sub->add_option("--ras", opt->collect.ras,
                   "NCCL RAS address HOST:PORT (default: the job's NCCL_RAS_ADDR, else "
                   "127.0.0.1:28028); off to skip");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "diagnostics/analyze/analyzer_triggers.h"
 #include "diagnostics/analyze/flight_recorder.h"
 #include "diagnostics/analyze/input_paths.h"
 #include "diagnostics/analyze/line_prefix.h"
@@ -15,53 +16,12 @@
 namespace ccscope::diagnostics {
 namespace {
 
+using namespace triggers;  // the Trigger names, short and used only in this file
+
 constexpr size_t kMaxNotes = 100;
 constexpr size_t kMaxCaptureBytes = 80;
 constexpr size_t kMaxEvidenceBytes = 512;
 constexpr size_t kMaxUnfinishedPerPhase = 64;
-
-// Keywords that wake the structured parsers; indices are the Trigger values below.
-enum Trigger {
-  kSeqNum,
-  kNcclWork,
-  kCaName,
-  kState,
-  kHcaId,
-  kPort,
-  kBandwidth,
-  kAccessPeer,
-  kNranks,
-  kWorldSize,
-  kWorldSizeSpaced,
-  kNcclVersion,
-  kZeroOfOne,
-  kZeroOutOfOne,
-  kMpirun,
-  kMpiexec,
-  kSrun,
-  kNetPlugin,
-  kPluginPath,
-  kRasOperation,
-  kRasManaged,
-  kRasIncomplete,
-  kRasMismatch,
-  kRasDead,
-  kFirstCrash,  // the rest report a fatal signal
-};
-const std::vector<std::string>& triggerKeywords() {
-  static const std::vector<std::string> k = {
-      "SeqNum=",       "NCCL work:",      "CA '",
-      "state:",        "hca_id:",         "port",
-      "Bandwidth",     "Access Peer",     "nranks ",
-      "world_size",    "world size ",     "NCCL version ",
-      " 0 of 1",       " 0 out of 1",     "mpirun ",
-      "mpiexec",       "srun ",           "NET/Plugin",
-      "Plugin Path",   " launched ",      " managed by process ",
-      "INCOMPLETE",    "MISMATCH",        "considered dead",
-      "Caught signal", "received signal", "Segmentation fault",
-      "SIGSEGV",       "SIGABRT",         "SIGILL"};
-  return k;
-}
 
 // Replaces "{N}" in a verdict template with capture group N.
 std::string expandTemplate(const std::string& tmpl, const RuleMatch& m) {
@@ -259,7 +219,7 @@ void Analyzer::dispatchTriggers(const std::vector<int>& triggers, std::string_vi
       launch_fed = true;
     } else if (t == kNetPlugin || t == kPluginPath) {
       plugins_.parseLine(body, base.host, evidenceAt(body, line_number));
-    } else if (t >= kRasOperation && t <= kRasDead) {
+    } else if (t >= kRasOperation && t <= kRasCounts) {
       feedRasLine(t - kRasOperation, body, line_number, derived);
     } else if ((t == kSeqNum || t == kNcclWork)) {
       progress_.parseWatchdogLine(body, base.rank, evidenceAt(body, line_number));

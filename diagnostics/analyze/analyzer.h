@@ -70,6 +70,7 @@ class Analyzer {
     bool json_candidate = false;
     std::string ras_section;  // the NCCL RAS report section the lines are in
     bool ras_dead = false;    // the report holds a DEAD section
+    std::string ras_op;       // the collective whose operation counts the rank lines give
     std::string json_text;
     std::map<std::string, OpenPhase> open_phases;  // phase -> the latest line that opened it
     std::set<std::string> closed;                  // phases a line of this file closed
@@ -85,7 +86,7 @@ class Analyzer {
   const FindingSpec* specForLayer(const Rule& rule, std::string_view layer_name);
   void note(std::string text);
   // The RAS trigger kinds, in the order of their keywords (analyzer.cc's Trigger).
-  enum class RasLine { kOperation, kManaged, kIncomplete, kMismatch, kDead };
+  enum class RasLine { kOperation, kManaged, kIncomplete, kMismatch, kDead, kCounts };
   void feedRasLine(int kind, std::string_view body, long line_number, std::vector<Event>& derived);
   void missingRasRank(std::string_view body, long line_number, std::vector<Event>& derived);
   void feedText(const std::string& name, const std::string& text, int rank,

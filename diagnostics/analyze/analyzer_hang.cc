@@ -60,10 +60,23 @@ void Analyzer::feedRasLine(int kind, std::string_view body, long line_number,
       if (file_->ras_section == "INCOMPLETE" && body.find(" launched ") == std::string_view::npos)
         missingRasRank(body, line_number, derived);
       return;
+    case RasLine::kCounts: {
+      // "Communicator ranks have different AllReduce operation counts": the rank lines under it
+      // count that collective.
+      const size_t at = body.find("different ");
+      const size_t end = body.find(" operation counts");
+      if (at != std::string_view::npos && end > at + 10)
+        file_->ras_op = std::string(body.substr(at + 10, std::min<size_t>(end - at - 10, 40)));
+      return;
+    }
     case RasLine::kOperation: {
       std::string node;
-      const int r = progress_.parseRasOperationLine(body, evidenceAt(body, line_number), &node);
+      long count = -1;
+      const int r =
+          progress_.parseRasOperationLine(body, evidenceAt(body, line_number), &node, &count);
       if (r >= 0 && !node.empty()) acc_.learnHost(r, node);
+      if (r >= 0 && count > 0 && !file_->ras_op.empty() && file_->ras_op != "collective")
+        progress_.recordOp(r, "ras", count, file_->ras_op, evidenceAt(body, line_number));
       if (r >= 0) progress_.noteRankSeen(r);
       return;
     }
@@ -118,8 +131,9 @@ void Analyzer::feedText(const std::string& name, const std::string& text, int ra
 void Analyzer::analyzeSnapshot(const HangSnapshot& s, const std::string& name) {
   if (!s.ras_text.empty()) {
     feedText(name + "#ras", s.ras_text, -1, "");
-  } else if (!s.ras_json.is_null()) {
-    feedText(name + "#ras", rasJsonAsText(s.ras_json), -1, "");
+  } else if (!s.ras_json.empty()) {
+    const auto doc = nlohmann::json::parse(s.ras_json, nullptr, false);
+    if (!doc.is_discarded()) feedText(name + "#ras", rasJsonAsText(doc), -1, "");
   }
   if (!s.kernel_log.empty()) {
     std::string text;
@@ -133,8 +147,8 @@ void Analyzer::analyzeSnapshot(const HangSnapshot& s, const std::string& name) {
       progress_.noteRankSeen(p.rank);
       if (!s.node.empty()) acc_.learnHost(p.rank, s.node);
     }
-    if (p.fr_dump.is_object())
-      feedFlightRecorderDump(p.fr_dump, p.rank, file + " flight-recorder", progress_);
+    if (!p.fr_dump.empty())
+      parseFlightRecorderDump(p.fr_dump, p.rank, file + " flight-recorder", progress_);
     hang_.addProcess(s.node, p, file);
   }
   for (const auto& src : s.sources) {

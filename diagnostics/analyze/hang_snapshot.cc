@@ -67,7 +67,10 @@ json toJson(const HangProcess& p) {
   if (p.gpu_sm_percent) j["gpu_sm_percent"] = *p.gpu_sm_percent;
   if (p.gpu_memory_mib) j["gpu_memory_mib"] = *p.gpu_memory_mib;
   if (!p.gpu_error.empty()) j["gpu_error"] = clean(p.gpu_error);
-  if (!p.fr_dump.is_null()) j["fr_dump"] = p.fr_dump;
+  if (!p.fr_dump.empty()) {
+    auto doc = json::parse(p.fr_dump, nullptr, false);
+    if (!doc.is_discarded()) j["fr_dump"] = std::move(doc);
+  }
   if (!p.fr_source.empty()) j["fr_source"] = clean(p.fr_source);
   return j;
 }
@@ -134,7 +137,7 @@ HangProcess processFromJson(const json& j) {
   if (j.contains("gpu_memory_mib") && j["gpu_memory_mib"].is_number_integer())
     p.gpu_memory_mib = j["gpu_memory_mib"].get<long long>();
   p.gpu_error = stringOr(j, "gpu_error");
-  if (j.contains("fr_dump") && j["fr_dump"].is_object()) p.fr_dump = j["fr_dump"];
+  if (j.contains("fr_dump") && j["fr_dump"].is_object()) p.fr_dump = j["fr_dump"].dump();
   p.fr_source = stringOr(j, "fr_source");
   return p;
 }
@@ -154,7 +157,10 @@ json toJson(const HangSnapshot& s) {
   for (const auto& p : s.processes) j["processes"].push_back(toJson(p));
   j["ras"] = {{"address", clean(s.ras_address)}};
   if (!s.ras_text.empty()) j["ras"]["text"] = cleanBlock(s.ras_text);
-  if (!s.ras_json.is_null()) j["ras"]["json"] = s.ras_json;
+  if (!s.ras_json.empty()) {
+    auto doc = json::parse(s.ras_json, nullptr, false);
+    if (!doc.is_discarded()) j["ras"]["json"] = std::move(doc);
+  }
   j["kernel_log"] = json::array();
   for (const auto& l : s.kernel_log) j["kernel_log"].push_back(clean(l));
   j["rdma_devices"] = json::array();
@@ -196,7 +202,7 @@ core::Result<HangSnapshot> hangSnapshotFromJson(const json& j) {
     const auto& r = j["ras"];
     s.ras_address = stringOr(r, "address");
     s.ras_text = stringOr(r, "text");
-    if (r.contains("json") && !r["json"].is_null()) s.ras_json = r["json"];
+    if (r.contains("json") && r["json"].is_object()) s.ras_json = r["json"].dump();
   }
   if (j.contains("kernel_log") && j["kernel_log"].is_array()) {
     for (const auto& l : j["kernel_log"])

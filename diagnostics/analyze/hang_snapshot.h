@@ -47,9 +47,9 @@ struct HangProcess {
   std::string py_stack_error;              // why there is none
   std::optional<int> gpu_sm_percent;       // NVML, this process's SM use
   std::optional<long long> gpu_memory_mib;
-  std::string gpu_error;   // why no GPU reading
-  nlohmann::json fr_dump;  // a Flight Recorder dump (null: none)
-  std::string fr_source;   // where it came from, or why none
+  std::string gpu_error;  // why no GPU reading
+  std::string fr_dump;    // a Flight Recorder dump as JSON text ("": none)
+  std::string fr_source;  // where it came from, or why none
 };
 
 // One source of evidence and whether it could be read. A source that could not be read is
@@ -69,7 +69,7 @@ struct HangSnapshot {
   std::vector<HangProcess> processes;
   std::string ras_address;
   std::string ras_text;                   // the report as the server sent it (text format)
-  nlohmann::json ras_json;                // or as JSON (null when not)
+  std::string ras_json;                   // or as JSON text ("" when not)
   std::vector<std::string> kernel_log;    // GPU-related kernel log lines (NVRM, Xid)
   std::vector<std::string> rdma_devices;  // /sys/class/infiniband entries
 };

@@ -169,6 +169,12 @@ bool fromPythonStack(const HangProcess& p, ProcessActivity& out) {
   return true;
 }
 
+// " (AllReduce)" when the dumps or RAS say which collective #seq is.
+std::string opName(const ProgressTracker& progress, long seq) {
+  const std::string op = progress.opAt(seq);
+  return op.empty() ? std::string() : " (" + op + ")";
+}
+
 }  // namespace
 
 const char* activityName(Activity a) {
@@ -225,7 +231,7 @@ void HangTracker::addProcess(const std::string& node, const HangProcess& p,
   if (p.rank < 0 || ranks_.count(p.rank) || ranks_.size() >= 16384) return;
   Seen s{node, file, p, classifyProcess(p)};
   s.process.py_stack.clear();  // classified; the text is not needed again
-  s.process.fr_dump = nullptr;
+  s.process.fr_dump.clear();
   ranks_.emplace(p.rank, std::move(s));
 }
 
@@ -258,17 +264,17 @@ std::vector<Event> HangTracker::conclude(const ProgressTracker& progress) const 
       case Activity::kHostCode:
         if (is_behind) {
           event(rankInHostCodeSpec(), rank, s,
-                fmt::format("rank {} never issued collective #{}: it is in its own code at {}, "
+                fmt::format("rank {} never issued collective #{}{}: it is in its own code at {}, "
                             "not in a collective (the other ranks reached #{})",
-                            rank, lo + 1, a.where, hi));
+                            rank, lo + 1, opName(progress, lo + 1), a.where, hi));
         }
         break;
       case Activity::kWaitingOnGpu:
         if (is_behind) {
           event(rankStuckOnGpuSpec(), rank, s,
-                fmt::format("rank {} never issued collective #{}: it waits on its GPU outside "
+                fmt::format("rank {} never issued collective #{}{}: it waits on its GPU outside "
                             "any collective ({}); the other ranks reached #{}",
-                            rank, lo + 1, a.where, hi));
+                            rank, lo + 1, opName(progress, lo + 1), a.where, hi));
         }
         break;
       default:

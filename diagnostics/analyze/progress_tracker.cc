@@ -124,8 +124,14 @@ bool ProgressTracker::parseWatchdogLine(std::string_view body, int rank,
   return true;
 }
 
+std::string ProgressTracker::opAt(long seq) const {
+  for (const auto& [key, by_op] : ops_)
+    if (key.seq == seq && by_op.size() == 1) return by_op.begin()->first;
+  return {};
+}
+
 int ProgressTracker::parseRasOperationLine(std::string_view body, const reports::Evidence& where,
-                                           std::string* host) {
+                                           std::string* host, long* count_out) {
   const size_t at = body.find("Rank ");
   const bool none = body.find(" has not launched any operations") != std::string_view::npos;
   const size_t ops = none ? body.find(" has not launched") : body.find(" up to operation ");
@@ -135,6 +141,7 @@ int ProgressTracker::parseRasOperationLine(std::string_view body, const reports:
   if (rank < 0 || count < 0 || rank > 1000000) return -1;
   const bool launched = none || body.find("launched up to") != std::string_view::npos;
   recordEnqueued(static_cast<int>(rank), launched ? count : -1, launched ? -1 : count, where);
+  if (count_out) *count_out = count;
   if (host) {
     const size_t node = body.find(" on node ");
     host->clear();

@@ -31,7 +31,9 @@ class ProgressTracker {
   // NCCL RAS's "Rank N has launched up to operation M" (the rank's last enqueued collective);
   // `host` gets the node the line names. Returns the rank, -1 when the line is not one.
   int parseRasOperationLine(std::string_view body, const reports::Evidence& where,
-                            std::string* host = nullptr);
+                            std::string* host = nullptr, long* count = nullptr);
+  // The collective recorded at sequence number `seq` in any process group ("" when unknown).
+  std::string opAt(long seq) const;
   void recordEnqueued(int rank, long last_enqueued, long last_completed,
                       const reports::Evidence& where);
   // One Flight Recorder entry: collective `seq` of process group `pg` was `op` on `rank`.

@@ -24,8 +24,9 @@ std::string evidenceLine(const reports::Evidence& e) {
 
 }  // namespace
 
-std::string renderText(const reports::Diagnosis& d, const std::vector<std::string>& notes) {
-  std::string out = fmt::format("ccscope analyze: {} file(s), {} line(s)\n\n", d.files, d.lines);
+std::string renderText(const reports::Diagnosis& d, const std::vector<std::string>& notes,
+                       const std::string& title) {
+  std::string out = fmt::format("{}: {} file(s), {} line(s)\n\n", title, d.files, d.lines);
   if (!d.conclusive) {
     out += fmt::format("No conclusive diagnosis.\n  {}\n", d.verdict);
   } else {

@@ -9,6 +9,8 @@
 
 namespace ccscope::diagnostics {
 
-std::string renderText(const reports::Diagnosis& d, const std::vector<std::string>& notes);
+// `title` heads the report ("ccscope analyze: 3 file(s), 120 line(s)").
+std::string renderText(const reports::Diagnosis& d, const std::vector<std::string>& notes,
+                       const std::string& title = "ccscope analyze");
 
 }  // namespace ccscope::diagnostics

@@ -58,7 +58,7 @@ std::string findProgram(const std::string& name) {
   while (start <= dirs.size()) {
     size_t end = dirs.find(':', start);
     if (end == std::string::npos) end = dirs.size();
-    const std::string candidate = dirs.substr(start, end - start) + "/" + name;
+    std::string candidate = dirs.substr(start, end - start) + "/" + name;
     if (end > start && access(candidate.c_str(), X_OK) == 0) return candidate;
     start = end + 1;
   }
@@ -73,7 +73,7 @@ bool pythonProcess(const HangProcess& p) {
 std::string rasAddress(const HangOptions& opt, const std::vector<HangProcess>& procs) {
   if (!opt.ras.empty()) return opt.ras;
   for (const auto& p : procs) {
-    const std::string a = envOf(p, "NCCL_RAS_ADDR");
+    std::string a = envOf(p, "NCCL_RAS_ADDR");
     if (!a.empty()) return a;
   }
   return fmt::format("127.0.0.1:{}", kRasDefaultPort);
@@ -156,38 +156,35 @@ std::string dumpPath(const HangProcess& p) {
   return p.rank >= 0 ? stem + std::to_string(p.rank) : std::string();
 }
 
-bool readDump(const std::string& path, nlohmann::json& out, std::string& why) {
+// A Flight Recorder dump (pickle or JSON) as JSON text in `out`; false with `why` otherwise.
+bool readDump(const std::string& path, std::string& out, std::string& why) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     why = fmt::format("{}: {}", path, std::strerror(errno));
     return false;
   }
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  nlohmann::json doc;
   if (looksLikePickle(data)) {
-    auto doc = decodePickle(data);
-    if (!doc.isOk()) {
+    auto decoded = decodePickle(data);
+    if (!decoded.isOk()) {
       PickleOptions repair;
       repair.repair_string_lengths = true;
-      doc = decodePickle(data, repair);
+      decoded = decodePickle(data, repair);
     }
-    if (!doc.isOk()) {
-      why = fmt::format("{}: {}", path, doc.status().message());
+    if (!decoded.isOk()) {
+      why = fmt::format("{}: {}", path, decoded.status().message());
       return false;
     }
-    out = std::move(*doc);
+    doc = std::move(*decoded);
   } else {
-    out = nlohmann::json::parse(data, nullptr, false);
-    if (out.is_discarded()) {
-      why = path + ": neither a pickle nor JSON";
-      out = nullptr;
-      return false;
-    }
+    doc = nlohmann::json::parse(data, nullptr, false);
   }
-  if (!out.is_object() || !out.contains("entries")) {
-    why = path + ": not a Flight Recorder dump";
-    out = nullptr;
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("entries")) {
+    why = path + ": not a Flight Recorder dump (pickle or JSON)";
     return false;
   }
+  out = doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return true;
 }
 
@@ -293,7 +290,7 @@ void finishRas(HangSnapshot& snap, RasReading& r) {
     return;
   }
   if (r.answer.format == "json")
-    snap.ras_json = r.answer.json;
+    snap.ras_json = r.answer.text;
   else
     snap.ras_text = r.answer.text;
   snap.sources.push_back(
@@ -319,7 +316,7 @@ void readKernel(const HangOptions& opt, HangSnapshot& snap) {
 
 }  // namespace
 
-HangSnapshot collectHang(const HangOptions& opt) {
+core::Result<HangSnapshot> collectHang(const HangOptions& opt) {
   const auto t0 = Clock::now();
   const auto deadline = t0 + std::chrono::milliseconds(static_cast<long>(opt.timeout_s * 1000));
   HangSnapshot snap;
@@ -330,7 +327,19 @@ HangSnapshot collectHang(const HangOptions& opt) {
   ProcScanOptions scan_opt;
   scan_opt.pids = opt.pids;
   scan_opt.sample_s = opt.sample_s;
+  scan_opt.job = opt.job;
   ProcScan scan = scanProcesses(scan_opt);
+  if (!scan.choices.empty()) {
+    std::string list;
+    for (const auto& c : scan.choices) list += (list.empty() ? "" : "; ") + c;
+    return core::Status(
+        core::Code::kInvalidArgument,
+        opt.job.empty()
+            ? fmt::format("{} jobs run on this node: {}; choose one with --job "
+                          "(part of its key) or --pid",
+                          scan.choices.size(), list)
+            : fmt::format("--job '{}' must name exactly one of the jobs here: {}", opt.job, list));
+  }
   snap.processes = std::move(scan.processes);
   std::string detail = fmt::format("{} rank process(es)", snap.processes.size());
   if (scan.jobs.size() > 1) detail += fmt::format(" of {} jobs", scan.jobs.size());
@@ -362,7 +371,8 @@ HangSnapshot collectHang(const HangOptions& opt) {
 }
 
 bool hasEvidence(const HangSnapshot& s) {
-  return !s.processes.empty() || !s.ras_text.empty() || !s.ras_json.is_null();
+  return !s.processes.empty() || !s.ras_text.empty() || !s.ras_json.empty() ||
+         !s.kernel_log.empty();
 }
 
 }  // namespace ccscope::diagnostics

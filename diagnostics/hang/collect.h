@@ -13,6 +13,7 @@ namespace ccscope::diagnostics {
 
 struct HangOptions {
   std::vector<int> pids;   // these processes (empty: find the job's processes)
+  std::string job;         // the job whose key holds this text, where several run here
   std::string ras;         // HOST:PORT; "" from the job's NCCL_RAS_ADDR or the default; "off"
   double timeout_s = 10;   // everything, RAS's job-wide report included
   std::string kernel_log;  // "" reads /dev/kmsg; a file of dmesg text; "off"
@@ -21,10 +22,13 @@ struct HangOptions {
   double sample_s = 0.5;                // CPU and GPU use are measured over this interval
 };
 
-// Never fails: what could not be read is in the snapshot's sources.
-HangSnapshot collectHang(const HangOptions& opt);
+// What could not be read is in the snapshot's sources; the one error is a choice to make
+// (kInvalidArgument): several jobs run on this node and neither --job nor --pid chose one, or
+// --job matched none.
+core::Result<HangSnapshot> collectHang(const HangOptions& opt);
 
-// True when the snapshot holds something to judge (a process of a job, or a RAS report).
+// True when the snapshot holds something to judge (a process of a job, a RAS report, kernel
+// log lines).
 bool hasEvidence(const HangSnapshot& s);
 
 }  // namespace ccscope::diagnostics

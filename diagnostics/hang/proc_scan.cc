@@ -14,6 +14,8 @@
 #include <sstream>
 #include <thread>
 
+#include "diagnostics/hang/job_choice.h"
+
 namespace ccscope::diagnostics {
 namespace {
 
@@ -146,22 +148,6 @@ std::string cmdlineOf(const std::string& path) {
   for (char& c : text)
     if (c == '\0') c = ' ';
   return trim(text).substr(0, 1024);
-}
-
-// The first two-level keys that say which job a process is in.
-std::string jobKey(const Env& env) {
-  const std::string run = envValue(env, "TORCHELASTIC_RUN_ID");
-  const std::string addr = envValue(env, "MASTER_ADDR"), port = envValue(env, "MASTER_PORT");
-  if (!addr.empty() || !port.empty()) {
-    return fmt::format("torch {}:{}{}", addr, port, run.empty() ? "" : " run " + run);
-  }
-  const std::string slurm = envValue(env, "SLURM_JOB_ID");
-  if (!slurm.empty()) return fmt::format("slurm {}.{}", slurm, envValue(env, "SLURM_STEP_ID"));
-  const std::string pmix = envValue(env, "PMIX_NAMESPACE");
-  if (!pmix.empty()) return "pmix " + pmix;
-  const std::string ompi = envValue(env, "OMPI_MCA_ess_base_jobid");
-  if (!ompi.empty()) return "ompi " + ompi;
-  return {};
 }
 
 struct Candidate {
@@ -367,6 +353,7 @@ ProcScan scanProcesses(const ProcScanOptions& opt) {
   for (int pid : pids)
     if (pid != self) readCandidate(opt, pid, scan, found);
   std::vector<HangProcess> procs = keepRanks(found, opt.pids.empty());
+  if (!chooseJob(opt.job, !opt.pids.empty(), procs, scan.choices)) return scan;
   Ticks ticks0;
   readThreads(opt.proc_root, procs, scan, ticks0);
   if (opt.sample_s > 0 && !procs.empty())

@@ -16,6 +16,7 @@ struct ProcScanOptions {
   double sample_s = 0.5;  // CPU use is measured over this interval
   std::string proc_root = "/proc";
   int self_pid = 0;  // never listed (0: getpid())
+  std::string job;   // only the job whose key holds this text ("" any)
 };
 
 struct ProcScan {
@@ -23,6 +24,9 @@ struct ProcScan {
   std::vector<std::string> problems;   // files that could not be read, pids that are gone
   std::vector<std::string> jobs;       // distinct job keys among the processes found
   bool kernel_stacks = false;          // some kernel stack could be read
+  // Set when the processes found belong to several jobs (none chosen by --job or --pid), or
+  // --job matched none: the jobs found, to choose from ("torch 10.0.0.1:29500: ranks 0-7").
+  std::vector<std::string> choices;
 };
 
 // The rank a process's environment gives (torchrun, Open MPI, MPICH/PMI, PMIx, Slurm), or -1.

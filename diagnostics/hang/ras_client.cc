@@ -265,14 +265,12 @@ core::Result<RasAnswer> queryRas(const RasQuery& q) {
     a.text = std::move(body);
     a.format = "text";
     if (want_json) {
-      auto doc = nlohmann::json::parse(a.text, nullptr, false);
-      if (doc.is_discarded()) {
-        doc = nlohmann::json::parse(repairRasJson(a.text), nullptr, false);
-        if (!doc.is_discarded()) a.note = "the JSON's missing commas (NCCL 2.28.7-2.28.9) repaired";
-      }
-      if (!doc.is_discarded()) {
-        a.json = std::move(doc);
+      if (nlohmann::json::accept(a.text)) {
         a.format = "json";
+      } else if (std::string repaired = repairRasJson(a.text); nlohmann::json::accept(repaired)) {
+        a.text = std::move(repaired);
+        a.format = "json";
+        a.note = "the JSON's missing commas (NCCL 2.28.7-2.28.9) repaired";
       } else {
         a.note = "the report asked for as JSON did not parse: kept as text";
       }

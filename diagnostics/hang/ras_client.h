@@ -26,8 +26,7 @@ struct RasQuery {
 struct RasAnswer {
   int server_protocol = -1;
   std::string format;                   // "json" or "text"
-  std::string text;                     // the report as sent
-  nlohmann::json json;                  // parsed, when the format is json
+  std::string text;                     // the report as sent (JSON: as repaired, when it had to be)
   std::vector<std::string> transcript;  // "> sent", "< received" lines of the handshake
   std::string note;                     // a fallback taken ("JSON refused: text")
 };

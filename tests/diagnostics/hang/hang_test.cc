@@ -177,7 +177,8 @@ TEST(HangVerdictTest, TheRankBehindInItsOwnCode) {
   const auto d = judge(s);
   EXPECT_EQ(d.layer, core::Layer::kApplication) << d.verdict;
   EXPECT_EQ(d.culprit.ranks, std::vector<int>{1});
-  EXPECT_NE(d.verdict.find("never issued collective #6"), std::string::npos) << d.verdict;
+  EXPECT_NE(d.verdict.find("never issued collective #6 (AllReduce)"), std::string::npos)
+      << d.verdict;
   EXPECT_NE(d.verdict.find("load_batch (train.py:42)"), std::string::npos) << d.verdict;
   EXPECT_EQ(d.confidence, "high");
 }
@@ -202,7 +203,8 @@ TEST(HangVerdictTest, FromFlightRecorderDumpsWithoutRas) {
                          {"profiling_name", "nccl:all_reduce"},
                          {"pg_id", 0},
                          {"state", seq < 6 - r ? "completed" : "scheduled"}});
-    s.processes[static_cast<size_t>(r)].fr_dump = {{"rank", r}, {"entries", entries}};
+    s.processes[static_cast<size_t>(r)].fr_dump =
+        nlohmann::json{{"rank", r}, {"entries", entries}}.dump();
   }
   const auto d = judge(s);
   EXPECT_EQ(d.layer, core::Layer::kApplication) << d.verdict;
@@ -258,6 +260,7 @@ pid_t startPython(const std::string& code, std::vector<std::string> env) {
   const pid_t pid = fork();
   if (pid == 0) {
     std::vector<char*> envp;
+    envp.reserve(env.size() + 2);
     env.push_back("PATH=/usr/bin:/bin");
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -291,6 +294,7 @@ TEST(ProcScanTest, FindsTheRanksOfARealJobAndWhatTheyDo) {
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   ProcScanOptions opt;
   opt.sample_s = 0.5;
+  opt.job = "127.0.0.1:" + port;  // other tests' jobs may run beside this one
   const ProcScan scan = scanProcesses(opt);
   std::map<int, const HangProcess*> mine;
   for (const auto& p : scan.processes)
@@ -310,8 +314,10 @@ TEST(ProcScanTest, FindsTheRanksOfARealJobAndWhatTheyDo) {
   EXPECT_NE(r0.job.find(port), std::string::npos) << r0.job;
   EXPECT_EQ(r0.env.count("NCCL_DEBUG"), 1u);
   EXPECT_EQ(r0.env.count("SECRET_TOKEN"), 0u);  // only what a diagnosis needs is kept
-  EXPECT_GT(r0.cpu_percent, 50) << threadStateSummary(r0);
-  EXPECT_LT(r1.cpu_percent, 20);
+  // The spinner's share depends on the load beside it (ctest -j); the sleeper's stays near 0.
+  EXPECT_GT(r0.cpu_percent, 10) << threadStateSummary(r0);
+  EXPECT_GT(r0.cpu_percent, r1.cpu_percent + 5);
+  EXPECT_LT(r1.cpu_percent, 5);
   EXPECT_EQ(r1.state, 'S');
   ASSERT_FALSE(r1.threads.empty());
   EXPECT_EQ(r1.threads[0].tid, r1.pid);

@@ -38,6 +38,7 @@ class RasServer {
       std::vector<std::string> argv = {CCSCOPE_TEST_PYTHON, kServer};
       argv.insert(argv.end(), args.begin(), args.end());
       std::vector<char*> c;
+      c.reserve(argv.size() + 1);
       for (auto& a : argv) c.push_back(a.data());
       c.push_back(nullptr);
       execv(c[0], c.data());
@@ -86,7 +87,7 @@ TEST(RasClientTest, ReadsJsonAndRepairsNccl2289sMissingComma) {
   ASSERT_TRUE(a.isOk()) << a.status().message();
   EXPECT_EQ(a->format, "json");
   EXPECT_NE(a->note.find("repaired"), std::string::npos) << a->note;
-  const std::string text = rasJsonAsText(a->json);
+  const std::string text = rasJsonAsText(nlohmann::json::parse(a->text));
   EXPECT_NE(text.find("Missing communicator data from 1 rank"), std::string::npos) << text;
   EXPECT_NE(text.find("1 job process is considered dead"), std::string::npos) << text;
 }
@@ -173,7 +174,7 @@ TEST(RasReportTest, EveryReportNamesRankOne) {
   }
   HangSnapshot s;
   s.node = "node-a";
-  s.ras_json = nlohmann::json::parse(readAll(kData + "variant-2.28.9-opcount-mismatch.json"));
+  s.ras_json = readAll(kData + "variant-2.28.9-opcount-mismatch.json");
   auto a = newAnalyzer();
   a->analyzeSnapshot(s, "node-a.json");
   const auto d = a->finish();
