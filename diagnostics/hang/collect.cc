@@ -13,7 +13,7 @@
 #include <set>
 #include <thread>
 
-#include "diagnostics/analyze/pickle_reader.h"
+#include "diagnostics/hang/flight_dumps.h"
 #include "diagnostics/hang/gpu_use.h"
 #include "diagnostics/hang/kernel_log.h"
 #include "diagnostics/hang/proc_scan.h"
@@ -82,20 +82,8 @@ std::string rasAddress(const HangOptions& opt, const std::vector<HangProcess>& p
 // Seconds after boot when the earliest of the processes started (0 when unknown).
 double jobStartSeconds(const std::vector<HangProcess>& procs) {
   double earliest = 0;
-  const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
   for (const auto& p : procs) {
-    std::ifstream in(fmt::format("/proc/{}/stat", p.pid));
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const size_t close = text.rfind(')');
-    if (close == std::string::npos) continue;
-    const char* s = text.c_str() + close + 2;
-    // Field 22 (starttime) is the 20th after the command.
-    for (int field = 0; field < 19 && s; ++field) {
-      s = std::strchr(s, ' ');
-      if (s) ++s;
-    }
-    if (!s) continue;
-    const double start = static_cast<double>(std::strtoull(s, nullptr, 10)) / hz;
+    const double start = startAfterBoot(p.pid);
     if (start > 0 && (earliest == 0 || start < earliest)) earliest = start;
   }
   return earliest;
@@ -146,109 +134,6 @@ void readPySpy(const HangOptions& opt, Clock::time_point deadline, HangSnapshot&
                                         "needed for another user's process)",
                                         read, failed)});
   }
-}
-
-// The dump file PyTorch writes for `p` (the on-timeout dump, or one the pipe asked for).
-std::string dumpPath(const HangProcess& p) {
-  std::string stem = envOf(p, "TORCH_FR_DUMP_TEMP_FILE");
-  if (stem.empty()) stem = envOf(p, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE");
-  if (stem.empty()) stem = "/tmp/nccl_trace_rank_";
-  return p.rank >= 0 ? stem + std::to_string(p.rank) : std::string();
-}
-
-// A Flight Recorder dump (pickle or JSON) as JSON text in `out`; false with `why` otherwise.
-bool readDump(const std::string& path, std::string& out, std::string& why) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    why = fmt::format("{}: {}", path, std::strerror(errno));
-    return false;
-  }
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  nlohmann::json doc;
-  if (looksLikePickle(data)) {
-    auto decoded = decodePickle(data);
-    if (!decoded.isOk()) {
-      PickleOptions repair;
-      repair.repair_string_lengths = true;
-      decoded = decodePickle(data, repair);
-    }
-    if (!decoded.isOk()) {
-      why = fmt::format("{}: {}", path, decoded.status().message());
-      return false;
-    }
-    doc = std::move(*decoded);
-  } else {
-    doc = nlohmann::json::parse(data, nullptr, false);
-  }
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("entries")) {
-    why = path + ": not a Flight Recorder dump (pickle or JSON)";
-    return false;
-  }
-  out = doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return true;
-}
-
-double mtimeOf(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return -1;
-  return static_cast<double>(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec / 1e9;
-}
-
-void readFlightRecorder(const HangOptions& opt, Clock::time_point deadline, HangSnapshot& snap) {
-  int triggered = 0, read = 0;
-  std::vector<std::pair<HangProcess*, double>> waiting;  // triggered: the mtime before
-  for (auto& p : snap.processes) {
-    const std::string pipe_stem = envOf(p, "TORCH_NCCL_DEBUG_INFO_PIPE_FILE");
-    if (!opt.trigger_flight_recorder || pipe_stem.empty() || p.rank < 0) continue;
-    const std::string pipe = pipe_stem + std::to_string(p.rank) + ".pipe";
-    const int fd = ::open(pipe.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-      p.fr_source = fmt::format("pipe {}: {}", pipe, std::strerror(errno));
-      continue;
-    }
-    const bool ok = ::write(fd, "1", 1) == 1;
-    ::close(fd);
-    if (!ok) {
-      p.fr_source = fmt::format("pipe {}: write failed", pipe);
-      continue;
-    }
-    ++triggered;
-    waiting.emplace_back(&p, mtimeOf(dumpPath(p)));
-  }
-  // The process writes its dump from its own watchdog thread; wait for the files to change.
-  while (!waiting.empty() && Clock::now() < deadline) {
-    for (auto it = waiting.begin(); it != waiting.end();) {
-      const double m = mtimeOf(dumpPath(*it->first));
-      if (m > it->second) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the write finish
-        it = waiting.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    if (!waiting.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  for (auto& p : snap.processes) {
-    const std::string path = dumpPath(p);
-    if (path.empty() || mtimeOf(path) < 0) {
-      if (p.fr_source.empty())
-        p.fr_source = "no dump (" + (path.empty() ? "rank unknown" : path) + ")";
-      continue;
-    }
-    std::string why;
-    if (readDump(path, p.fr_dump, why)) {
-      p.fr_source = path;
-      ++read;
-    } else {
-      p.fr_source = why;
-    }
-  }
-  std::string detail = fmt::format("{} dump(s) read", read);
-  if (triggered) detail += fmt::format(", {} asked for through the job's pipe", triggered);
-  if (!waiting.empty()) detail += fmt::format(", {} not written in time", waiting.size());
-  if (read == 0 && triggered == 0)
-    detail += " (the job did not set TORCH_NCCL_DEBUG_INFO_PIPE_FILE and wrote none on a timeout)";
-  snap.sources.push_back({"flight-recorder", read ? "read" : "unavailable", detail});
 }
 
 // RAS answers for the whole job and may take longest: it runs beside the rest. A thread and
@@ -359,7 +244,7 @@ core::Result<HangSnapshot> collectHang(const HangOptions& opt) {
   RasReading ras;
   startRas(opt, t0, snap, ras);
   readPySpy(opt, deadline - std::chrono::milliseconds(500), snap);
-  readFlightRecorder(opt, deadline - std::chrono::milliseconds(500), snap);
+  readFlightRecorder(opt.trigger_flight_recorder, deadline - std::chrono::milliseconds(500), snap);
   if (!snap.processes.empty()) readGpuUse(opt.sample_s, snap);
 
   readKernel(opt, snap);

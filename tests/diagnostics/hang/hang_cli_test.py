@@ -165,6 +165,26 @@ def case_flight_recorder(tmp, port, procs):
     return f0
 
 
+def case_stale_dump(tmp, port, procs):
+    """A dump left by an earlier run (older than the process) is not taken for this job's."""
+    stale = os.path.join(tmp, "stale_")
+    with open(stale + "0", "w") as f:
+        json.dump({"rank": 0, "entries": [{"collective_seq_id": 1, "profiling_name": "nccl:x",
+                                           "pg_id": 0, "state": "completed"}]}, f)
+    hour_ago = time.time() - 3600
+    os.utime(stale + "0", (hour_ago, hour_ago))
+    p = start_rank(0, SLEEP, port + 3, {"TORCH_FR_DUMP_TEMP_FILE": stale})
+    procs.append(p)
+    time.sleep(0.5)
+    out = os.path.join(tmp, "node-stale.json")
+    hang("--job", f"127.0.0.1:{port + 3}", "--ras", "off", "--kernel-log", "off", "--json", out)
+    snap = json.load(open(out))
+    src = snap["processes"][0].get("fr_source", "") if snap["processes"] else ""
+    check("written before this process started" in src and "fr_dump" not in snap["processes"][0],
+          f"an older dump is ignored ({src})")
+    p.kill()
+
+
 def case_exit_codes(alive_pid):
     """Nothing to examine; bad arguments; a RAS that does not listen."""
     gone = subprocess.Popen(["true"])
@@ -192,6 +212,7 @@ def main():
             p.kill()
             p.wait()
         f0 = case_flight_recorder(tmp, port, procs)
+        case_stale_dump(tmp, port, procs)
         case_exit_codes(f0.pid)
     finally:
         for p in procs:
