@@ -149,7 +149,7 @@ void readFlightRecorder(bool trigger, std::chrono::steady_clock::time_point dead
     ++triggered;
     waiting.emplace_back(&p, mtimeOf(dumpPath(p)));
   }
-  // The process writes its dump from its own watchdog thread; wait for the files to change.
+  // PyTorch's heartbeat thread writes the dump; wait for the files to change.
   while (!waiting.empty() && std::chrono::steady_clock::now() < deadline) {
     for (auto it = waiting.begin(); it != waiting.end();) {
       const double m = mtimeOf(dumpPath(*it->first));
