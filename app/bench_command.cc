@@ -154,7 +154,7 @@ Status parseTransportOptions(const RawOptions& r, bench::BenchConfig& c) {
 }
 
 // --device and what it rules out: cuda-ipc and nccl move device buffers only (they imply --device
-// cuda); MPI's baseline and auto's calibration run on host buffers.
+// cuda); MPI's baseline runs on host buffers.
 Status parseDeviceOptions(const RawOptions& r, bench::BenchConfig& c) {
   if (r.device != "host" && r.device != "cuda")
     return Status(core::Code::kInvalidArgument,
@@ -167,10 +167,6 @@ Status parseDeviceOptions(const RawOptions& r, bench::BenchConfig& c) {
                   "--device cuda runs our algorithms (over cuda-ipc, nccl, shm or tcp); MPI's "
                   "baseline "
                   "uses host buffers");
-  if (std::find(c.algorithms.begin(), c.algorithms.end(), "auto") != c.algorithms.end())
-    return Status(core::Code::kInvalidArgument,
-                  "--algo auto calibrates on host buffers: with --device cuda name the "
-                  "algorithms (or all)");
   return Status::ok();
 }
 

@@ -50,4 +50,11 @@ std::vector<std::string> algorithmNames(Collective c);
 // is larger. ScheduleBackend and the model's replay both use it.
 size_t defaultSegmentBytes(size_t chunk_bytes, size_t min_segment_bytes, bool oversubscribed);
 
+// The segment from a transport's measured costs (device buffers, where a message may cost tens
+// of microseconds and a copy moves hundreds of GB/s): cutting a chunk of C bytes into segments
+// of s costs C/s messages of alpha, and the last segment's transfer or reduction, s bytes at the
+// slower of beta and gamma, is not overlapped; their sum is least at s = sqrt(C alpha / that).
+// At least the transport's minimum, at most the chunk.
+size_t measuredSegmentBytes(size_t chunk_bytes, const CostParams& cost, size_t min_segment_bytes);
+
 }  // namespace ccscope::collectives

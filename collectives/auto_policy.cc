@@ -37,27 +37,66 @@ core::Result<double> shiftSeconds(transports::Transport& t, const transports::Me
   return (core::nowNs() - t0) / 1e9 / rounds;
 }
 
+// The buffer calibration runs on: host memory, or the device's where the rows run there (a
+// device transport moves nothing else, and its costs there are the ones that matter).
+struct CalibrationBuffer {
+  CalibrationBuffer(size_t n, core::HostPages pages, DeviceRuntime* d) : device(d) {
+    if (!d) host = core::HostBuffer(n, pages);
+  }
+  ~CalibrationBuffer() {
+    if (dev) device->release(dev);
+  }
+  CalibrationBuffer(const CalibrationBuffer&) = delete;
+  CalibrationBuffer& operator=(const CalibrationBuffer&) = delete;
+  char* data() { return device ? static_cast<char*>(dev) : host.data(); }
+  core::HostBuffer host;
+  DeviceRuntime* device;
+  void* dev = nullptr;
+};
+
+// Seconds per byte of a float sum: on this core, or by the device's kernels on its stream.
+core::Result<double> gammaSeconds(char* buf, DeviceRuntime* device) {
+  const int64_t g0 = core::nowNs();
+  if (!device) {
+    auto sum = reduceKernel(core::DataType::kFloat, core::ReduceOp::kSum);
+    for (int i = 0; i < kLargeRounds; ++i) sum(buf, buf, buf + kLargeBytes, kLargeBytes / 4);
+  } else {
+    ComputeBackend& c = device->compute();
+    CCSCOPE_RETURN_IF_ERROR(c.bind(core::DataType::kFloat, core::ReduceOp::kSum, 1));
+    for (uint32_t i = 0; i < kLargeRounds; ++i) {
+      LocalStep step{OpKind::kReduce, buf, buf, buf + kLargeBytes, kLargeBytes / 4};
+      CCSCOPE_RETURN_IF_ERROR(c.start(step, i).status());
+    }
+    CCSCOPE_RETURN_IF_ERROR(device->synchronize());
+    for (uint32_t token = 0; c.nextFinished(&token);) {
+    }
+    CCSCOPE_RETURN_IF_ERROR(c.takeError());
+  }
+  return (core::nowNs() - g0) / 1e9 / kLargeRounds / kLargeBytes;
+}
+
 }  // namespace
 
 core::Result<Calibration> calibrate(transports::Transport& t, core::HostPages pages,
                                     const std::function<Status(std::span<double>)>& max_over_ranks,
-                                    core::Deadline d) {
+                                    core::Deadline d, DeviceRuntime* device) {
   int64_t start = core::nowNs();
   Calibration c;
   if (t.size() > 1) {
-    core::HostBuffer buf(2 * kLargeBytes, pages);
+    CalibrationBuffer buf(2 * kLargeBytes, pages, device);
+    if (device) {
+      CCSCOPE_ASSIGN_OR_RETURN(buf.dev, device->allocate(2 * kLargeBytes));
+    }
     CCSCOPE_ASSIGN_OR_RETURN(transports::Registration reg,
-                             t.registerMemory(buf.data(), buf.size()));
+                             device
+                                 ? t.registerMemory(buf.data(), 2 * kLargeBytes,
+                                                    transports::MemoryKind::kCuda, device->device())
+                                 : t.registerMemory(buf.data(), 2 * kLargeBytes));
     const transports::MemoryRegion& mr = reg.region();
     CCSCOPE_RETURN_IF_ERROR(shiftSeconds(t, mr, 8, 20, d).status());  // warm-up
     CCSCOPE_ASSIGN_OR_RETURN(double small, shiftSeconds(t, mr, 8, kSmallRounds, d));
     CCSCOPE_ASSIGN_OR_RETURN(double large, shiftSeconds(t, mr, kLargeBytes, kLargeRounds, d));
-    // gamma: this core reducing floats out of cache-cold-ish buffers.
-    auto sum = reduceKernel(core::DataType::kFloat, core::ReduceOp::kSum);
-    int64_t g0 = core::nowNs();
-    for (int i = 0; i < kLargeRounds; ++i)
-      sum(buf.data(), buf.data(), buf.data() + kLargeBytes, kLargeBytes / 4);
-    double gamma = (core::nowNs() - g0) / 1e9 / kLargeRounds / kLargeBytes;
+    CCSCOPE_ASSIGN_OR_RETURN(double gamma, gammaSeconds(buf.data(), device));
     double v[3] = {small, large, gamma};
     CCSCOPE_RETURN_IF_ERROR(max_over_ranks(v));
     c.cost.alpha = v[0];
@@ -71,22 +110,25 @@ core::Result<Calibration> calibrate(transports::Transport& t, core::HostPages pa
 core::Result<std::unique_ptr<AutoPolicy>> AutoPolicy::create(transports::Transport& t,
                                                              HarnessChannel& harness,
                                                              core::HostPages pages,
-                                                             double timeout_s) {
+                                                             double timeout_s,
+                                                             DeviceRuntime* device) {
   std::unique_ptr<AutoPolicy> p(new AutoPolicy(t.rank(), t.size(), harness, timeout_s));
   auto cal = calibrate(
       t, pages, [&](std::span<double> v) { return p->maxOverRanks(v); },
-      core::Deadline::afterSeconds(timeout_s));
+      core::Deadline::afterSeconds(timeout_s), device);
   if (!cal) return cal.takeStatus().prepend("calibrating --algo auto");
   p->calibration_ = *cal;
+  p->device_buffers_ = device != nullptr;
   return p;
 }
 
 std::string AutoPolicy::setupNote() const {
   const CostParams& c = calibration_.cost;
   return fmt::format(
-      "auto: cost model calibrated in {:.2f} s: alpha {:.2f} us, beta {:.3f} ns/B, "
+      "auto: cost model calibrated in {:.2f} s on {} buffers: alpha {:.2f} us, beta {:.3f} ns/B, "
       "gamma {:.3f} ns/B",
-      calibration_.seconds, c.alpha * 1e6, c.beta * 1e9, c.gamma * 1e9);
+      calibration_.seconds, device_buffers_ ? "device" : "host", c.alpha * 1e6, c.beta * 1e9,
+      c.gamma * 1e9);
 }
 
 Status AutoPolicy::maxOverRanks(std::span<double> v) {

@@ -13,6 +13,7 @@
 #include "collectives/algorithms.h"
 #include "collectives/auto_select.h"
 #include "collectives/collective_backend.h"
+#include "collectives/device_runtime.h"
 #include "collectives/harness_channel.h"
 #include "collectives/schedule.h"
 #include "core/deadline.h"
@@ -36,11 +37,13 @@ class CandidateRunner {
                                     core::Deadline deadline) = 0;
 };
 
-// Collective over all ranks of `t`, on buffers of `pages` (those the bench's buffers use);
-// `max_over_ranks` reduces a vector to its elementwise max.
+// Collective over all ranks of `t`, on buffers of `pages` (those the bench's buffers use), or on
+// `device`'s memory and kernels where one is given; `max_over_ranks` reduces a vector to its
+// elementwise max.
 core::Result<Calibration> calibrate(
     transports::Transport& t, core::HostPages pages,
-    const std::function<core::Status(std::span<double>)>& max_over_ranks, core::Deadline deadline);
+    const std::function<core::Status(std::span<double>)>& max_over_ranks, core::Deadline deadline,
+    DeviceRuntime* device = nullptr);
 
 class AutoPolicy {
  public:
@@ -48,7 +51,8 @@ class AutoPolicy {
   // timings and separates the timed batches; both must outlive the policy.
   static core::Result<std::unique_ptr<AutoPolicy>> create(transports::Transport& t,
                                                           HarnessChannel& harness,
-                                                          core::HostPages pages, double timeout_s);
+                                                          core::HostPages pages, double timeout_s,
+                                                          DeviceRuntime* device = nullptr);
   // The algorithm for cfg, on buffers of buffer_bytes each: the corrected model's pick, or the
   // fastest of the close candidates timed at this size. Collective: every rank calls it alike.
   core::Result<const AlgorithmInfo*> choose(const OpConfig& cfg, size_t buffer_bytes,
@@ -60,6 +64,7 @@ class AutoPolicy {
   const Calibration& calibration() const { return calibration_; }
 
  private:
+  bool device_buffers_ = false;
   AutoPolicy(int rank, int size, HarnessChannel& harness, double timeout_s)
       : rank_(rank), size_(size), harness_(harness), timeout_s_(timeout_s) {}
   // The candidates of cfg's collective measured on this machine (once per collective, dtype

@@ -18,11 +18,6 @@ core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transport
                    [&](const AlgorithmInfo& a) { return o.algorithm == a.name; }))
     return Status(Code::kInvalidArgument, fmt::format("unknown algorithm '{}'", o.algorithm));
   if (o.device) {
-    // auto calibrates on a host buffer of its own; a device transport refuses host memory.
-    if (o.algorithm == "auto")
-      return Status(Code::kUnsupported,
-                    "--algo auto calibrates on host buffers: with --device "
-                    "cuda name the algorithms (or all)");
     if (!t.caps().memory_kinds.has(transports::MemoryKind::kCuda))
       return Status(Code::kUnsupported, fmt::format("{} moves {} memory, not device buffers",
                                                     t.name(), t.caps().memory_kinds.names()));
@@ -34,14 +29,40 @@ core::Result<std::unique_ptr<ScheduleBackend>> ScheduleBackend::create(transport
   }
   b->harness_ = harness ? harness : b->own_harness_.get();
   if (o.algorithm == "auto") {
-    CCSCOPE_ASSIGN_OR_RETURN(b->policy_,
-                             AutoPolicy::create(t, *b->harness_, o.host_pages, o.timeout_s));
+    CCSCOPE_ASSIGN_OR_RETURN(
+        b->policy_, AutoPolicy::create(t, *b->harness_, o.host_pages, o.timeout_s, o.device));
   }
+  CCSCOPE_RETURN_IF_ERROR(b->measureSegmentCost());
   return b;
+}
+
+// On device buffers the default segment follows the transport's measured per-message cost
+// (measuredSegmentBytes): auto's calibration where it ran, else the same ring shift here.
+Status ScheduleBackend::measureSegmentCost() {
+  if (!opts_.device || opts_.segment_bytes || t_.size() < 2) return Status::ok();
+  if (policy_) {
+    seg_cost_ = policy_->calibration().cost;
+    return Status::ok();
+  }
+  auto cal = calibrate(
+      t_, opts_.host_pages,
+      [&](std::span<double> v) {
+        return harness_->maxDoubles(v, core::Deadline::afterSeconds(opts_.timeout_s));
+      },
+      core::Deadline::afterSeconds(opts_.timeout_s), opts_.device);
+  if (!cal) return cal.takeStatus().prepend("measuring the transport's per-message cost");
+  seg_cost_ = cal->cost;
+  return Status::ok();
 }
 
 std::string ScheduleBackend::setupNote() const {
   std::string note = policy_ ? policy_->setupNote() : "";
+  if (seg_cost_)
+    note += fmt::format(
+        "{}segments: sqrt(chunk x alpha / beta) from {}'s measured cost on "
+        "device buffers: alpha {:.2f} us per message, {:.1f} GB/s",
+        note.empty() ? "" : "\n", t_.name(), seg_cost_->alpha * 1e6,
+        1e-9 / std::max(seg_cost_->beta, 1e-15));
   if (std::string t = t_.setupNote(); !t.empty()) note += (note.empty() ? "" : "\n") + t;
   if (!t_.caps().verifies_tags)
     note += fmt::format(
@@ -67,8 +88,9 @@ uint64_t ScheduleBackend::segmentElems(const OpConfig& cfg) const {
   // More segments only add per-message cost, most of all when oversubscribed
   // (docs/performance.md, "Allreduce ring vs Open MPI").
   size_t seg_bytes =
-      opts_.segment_bytes
-          ? opts_.segment_bytes
+      opts_.segment_bytes ? opts_.segment_bytes
+      : seg_cost_
+          ? measuredSegmentBytes(chunk_bytes, *seg_cost_, t_.caps().min_segment_bytes)
           : defaultSegmentBytes(chunk_bytes, t_.caps().min_segment_bytes, t_.oversubscribed());
   return std::max<size_t>(1, seg_bytes / elem);
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "collectives/algorithms.h"
@@ -64,6 +65,7 @@ class ScheduleBackend final : public CollectiveBackend, private CandidateRunner 
 
  private:
   ScheduleBackend(transports::Transport& t, AlgorithmOptions o) : t_(t), opts_(std::move(o)) {}
+  core::Status measureSegmentCost();
   uint64_t segmentElems(const OpConfig& cfg) const override;
   core::Status bindCandidate(const Schedule& s, const OpConfig& cfg) override;
   core::Status runCandidate(const AlgorithmInfo& algo, const OpConfig& cfg,
@@ -85,6 +87,7 @@ class ScheduleBackend final : public CollectiveBackend, private CandidateRunner 
   Geometry geo_;
   size_t elem_ = 1;
   uint64_t segment_bytes_ = 0;
+  std::optional<CostParams> seg_cost_;  // measured on device buffers (measureSegmentCost)
   OpConfig cfg_;
   const char* algo_name_ = "";
 };

@@ -21,6 +21,10 @@ class JsonLinesWriter : public ResultSink {
   ~JsonLinesWriter() override;
   void onRun(const RunMetadata& m) override { write(toJson(m)); }
   void onMeasurement(const Measurement& m) override { write(toJson(m)); }
+  // The lines above the table (what a transport or auto chose): {"type": "note", "text": ...}.
+  void onSection(const std::string& title) override {
+    write(nlohmann::json{{"type", "note"}, {"schema", kSchemaVersion}, {"text", title}});
+  }
   // Any other record (e.g. a diagnosis); it must carry a "type" field.
   void write(const nlohmann::json& record);
 

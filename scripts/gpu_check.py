@@ -30,12 +30,16 @@ timed and each with its own status (pass, fail, or skip with the reason):
                     collectives, asleep in its own code, then spinning in a CUDA kernel of its
                     own: `ccscope hang` exits 3 naming rank 1 and the layer (application, gpu)
                     within 10 s, the job still running (skipped without PyTorch)
+  perf              cuda-ipc against its hardware bounds (scripts/gpu_check_perf.py): the D2D
+                    copy; sendrecv p50 at 8 B and busbw at 64 MiB and 512 MiB; allreduce, every
+                    algorithm and auto, at np 2 and 4, 16 MiB..1 GiB; each as a ratio to its
+                    bound, and the path cuda-ipc took: pass = every goal met (perf.json)
 
 The whole run keeps to a time budget (default 420 s): a step that would not fit is skipped with
 the reason "time budget". Writes $OUT/gpu-check.json (default build/gpu-check/) after every
 step, and next to it build.log, gpu.log, ctest-gpu.xml (the first failing ctest run's, else the
-last's), bench.jsonl, bench.log (the concurrency jobs' output too), faults.log, nccl-faults.log, hang.log and
-hang-<mode>.json/log.
+last's), bench.jsonl, bench.log (the concurrency jobs' output too), faults.log, nccl-faults.log, hang.log,
+hang-<mode>.json/log, perf.log and perf.json.
 Exits 0 once the summary is written, 1 when the build could not even be configured, or a carried
 build tree could not be linked to its paths (relocate).
 
@@ -59,13 +63,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_check_bench  # noqa: E402
 import gpu_check_hang  # noqa: E402
 import gpu_check_nccl  # noqa: E402
+import gpu_check_perf  # noqa: E402
 import gpu_check_relocate  # noqa: E402
 from gpu_check_lib import (Runner, cache_value, junit_counts, last_json_object,  # noqa: E402
                            pip_nccl, run, skip_reason)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = ("configure", "build", "gpu-info", "ctest", "kernel-bench", "sanitizer", "bench",
-         "concurrency", "nccl", "fault", "nccl-faults", "hang")
+         "concurrency", "nccl", "fault", "nccl-faults", "hang", "perf")
 KERNELS = "tests/cuda/kernels"
 MIN_RATIO = 0.85
 
@@ -323,7 +328,7 @@ def main(argv=None):
     a = parse_args(argv)
     r = Runner(a.out, a.budget)
     for log in ("build.log", "gpu.log", "ctest-gpu.xml", "bench.log", "bench.jsonl", "faults.log",
-                "nccl-faults.log"):
+                "nccl-faults.log", "perf.log", "perf.json"):
         if os.path.exists(r.path(log)):
             os.remove(r.path(log))
     if "configure" in a.steps and not step_configure(r, a):
@@ -339,7 +344,8 @@ def main(argv=None):
              "kernel-bench": step_kernel_bench, "sanitizer": step_sanitizer,
              "bench": gpu_check_bench.step_bench, "concurrency": gpu_check_bench.step_concurrency,
              "nccl": gpu_check_bench.step_nccl, "fault": gpu_check_bench.step_fault,
-             "nccl-faults": gpu_check_nccl.step_nccl_faults, "hang": gpu_check_hang.step_hang}
+             "nccl-faults": gpu_check_nccl.step_nccl_faults, "hang": gpu_check_hang.step_hang,
+             "perf": gpu_check_perf.step_perf}
     for name in STEPS[1:]:
         if name not in a.steps:
             continue

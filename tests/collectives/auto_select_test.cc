@@ -240,3 +240,38 @@ TEST(MeasureCandidatesTest, AFailedRunFailsTheCalibration) {
 
 }  // namespace
 }  // namespace ccscope::collectives
+
+namespace ccscope::collectives {
+namespace {
+
+// The modelled cost of cutting `chunk` into segments of `seg` (measuredSegmentBytes' model).
+double segmentedSeconds(double chunk, double seg, const CostParams& c) {
+  return std::ceil(chunk / seg) * c.alpha + chunk * c.beta + seg * std::max(c.beta, c.gamma);
+}
+
+TEST(MeasuredSegmentBytes, IsWithinAFactorOfTwoOfTheCheapestPowerOfTwo) {
+  for (double alpha : {2e-6, 15e-6, 300e-6})
+    for (double gbps : {2.0, 20.0, 600.0})
+      for (size_t chunk : {size_t{1} << 20, size_t{16} << 20, size_t{512} << 20}) {
+        const CostParams c{alpha, 1e-9 / gbps, 1e-9 / (2 * gbps)};
+        size_t best = 1;
+        for (size_t s = 1; s <= chunk; s *= 2)
+          if (segmentedSeconds(chunk, s, c) < segmentedSeconds(chunk, best, c)) best = s;
+        const size_t got = measuredSegmentBytes(chunk, c, 4096);
+        EXPECT_LE(segmentedSeconds(chunk, got, c), 1.02 * segmentedSeconds(chunk, best, c))
+            << "alpha " << alpha << " GB/s " << gbps << " chunk " << chunk << ": " << got
+            << " B against " << best << " B";
+      }
+}
+
+TEST(MeasuredSegmentBytes, StaysBetweenTheTransportsMinimumAndTheChunk) {
+  const CostParams slow{300e-6, 1e-9 / 600, 1e-9 / 1000};  // a host round trip per message
+  EXPECT_EQ(measuredSegmentBytes(size_t{128} << 20, slow, 256 << 10), size_t{128} << 20);
+  const CostParams fast{1e-7, 1e-9, 1e-10};
+  EXPECT_EQ(measuredSegmentBytes(size_t{128} << 20, fast, 256 << 10), size_t{256} << 10);
+  EXPECT_EQ(measuredSegmentBytes(size_t{64} << 10, fast, 256 << 10), size_t{64} << 10);
+  EXPECT_EQ(measuredSegmentBytes(0, slow, 256 << 10), size_t{1});
+}
+
+}  // namespace
+}  // namespace ccscope::collectives

@@ -76,8 +76,6 @@ def bad_command_lines(binary):
         "bad_device": (bench(binary, "--np", "2", "--device", "tpu"), ["--device", "tpu"]),
         "device_cuda_mpi": (bench(binary, "--np", "2", "--device", "cuda", "--transport", "mpi"),
                             ["--device cuda", "MPI"]),
-        "device_cuda_auto": (bench(binary, "--np", "2", "--device", "cuda", "--algo", "auto"),
-                             ["--algo auto", "--device cuda"]),
     }
 
 

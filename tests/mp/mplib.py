@@ -102,13 +102,15 @@ def split_records(recs, path="json"):
     """(run record, result rows) of a sweep; everything else must be a waits or diagnosis."""
     check(recs, f"{path}: empty")
     check(recs[0].get("type") == "run", f"{path}: first record is not type 'run': {recs[0]}")
-    # Results, each algorithm's sweep closed by its wait profile ("waits"); a failed run ends
-    # with its diagnosis record; nothing else.
+    # Results, each algorithm's sweep closed by its wait profile ("waits"), the lines above the
+    # table ("note"); a failed run ends with its diagnosis record; nothing else.
     body = [r for r in recs[1:] if r.get("type") != "diagnosis"]
     tail = recs[1 + len(body):]
     for i, r in enumerate(body, 2):
-        check(r.get("type") in ("result", "waits"),
-              f"{path}:{i}: expected type 'result' or 'waits', got {r.get('type')}")
+        check(r.get("type") in ("result", "waits", "note"),
+              f"{path}:{i}: expected type 'result', 'waits' or 'note', got {r.get('type')}")
+        check(r.get("type") != "note" or isinstance(r.get("text"), str) and r["text"],
+              f"{path}:{i}: a note without text: {r}")
     results = [r for r in body if r.get("type") == "result"]
     for r in tail:
         check(r.get("type") == "diagnosis" and "layer" in r and "culprit" in r,

@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import gpu_check  # noqa: E402
 import gpu_check_bench as bench  # noqa: E402
 import gpu_check_lib as lib  # noqa: E402
+import gpu_check_perf as perf  # noqa: E402
 import gpu_check_relocate as reloc  # noqa: E402
 
 SCRIPT = os.path.join(ROOT, "scripts", "gpu-check.sh")
@@ -291,6 +292,45 @@ class OptionsTest(unittest.TestCase):
                     gpu_check.parse_args(args)
                 finally:
                     sys.stderr = old
+
+
+def row(size, busbw, algorithm="ring", **extra):
+    return {"type": "result", "bytes": size, "busbw_gbps": busbw, "algorithm": algorithm,
+            "lat_us": {"p50": extra.pop("p50", 0.0)}, **extra}
+
+
+class PerfGoalsTest(unittest.TestCase):
+    """The perf step's goals from rows as bench writes them: bounds from the copy figure."""
+    MIB = 1 << 20
+
+    def test_sendrecv_against_a_quarter_of_the_copy(self):
+        small = {"rows": [row(8, 0.0, p50=14.5)]}
+        large = {"rows": [row(64 * self.MIB, 500.0), row(512 * self.MIB, 900.0)]}
+        goals = {g["goal"].split(" (")[0]: g for g in perf.sendrecv_goals(small, large, 4000.0)}
+        self.assertTrue(goals["sendrecv np 2 p50 at 8 B"]["met"])
+        self.assertTrue(goals["sendrecv np 2 busbw at 64 MiB"]["met"], "printed, not a goal")
+        self.assertAlmostEqual(goals["sendrecv np 2 busbw at 512 MiB"]["value"][1], 0.9)
+        self.assertTrue(goals["sendrecv np 2 busbw at 512 MiB"]["met"])
+        slow = {"rows": [row(512 * self.MIB, 659.0)]}
+        g = perf.sendrecv_goals({"rows": [row(8, 0.0, p50=302.7)]}, slow, 4069.0)
+        self.assertEqual([x["met"] for x in g], [False, False])
+
+    def test_allreduce_ring_bound_and_auto_against_the_best(self):
+        size = 256 * self.MIB
+        every = {"rows": [row(size, 460.0), row(size, 470.0, "rabenseifner"),
+                          row(size, 15.0, "tree")]}
+        auto = {"rows": [row(size, 420.0, "ring", requested_algorithm="auto", note="ring")]}
+        goals = perf.allreduce_goals(2, every, auto, 4069.0)
+        ring = next(g for g in goals if g["goal"].startswith("allreduce ring np 2 at 256 MiB"))
+        self.assertTrue(ring["met"])
+        self.assertAlmostEqual(ring["value"][1], 460.0 / (2 * 4069.0 / 14))
+        picked = next(g for g in goals if g["goal"].startswith("allreduce auto"))
+        self.assertIn("rabenseifner", picked["goal"])
+        self.assertAlmostEqual(picked["value"][1], 420.0 / 470.0)
+        self.assertFalse(picked["met"], "auto at 0.89 of the best misses the 0.9 goal")
+        np4 = perf.allreduce_goals(4, {"rows": [row(1024 * self.MIB, 0.7 * 2 * 4000 / 28 + 1)]},
+                                   {"rows": []}, 4000.0)
+        self.assertTrue(np4[0]["met"])
 
 
 if __name__ == "__main__":

@@ -98,6 +98,10 @@ void CudaIpcTransport::onControl(int p, const Ctrl& c) {
                       .withPeer(p));
       break;
     case CtrlKind::kAbort:
+      if (stream_path_ && loadWord(outPair(p).reject) != kNoReject) {  // it refused our message
+        failPeer(p, rejectStatus(p));
+        break;
+      }
       failPeer(p, Status(Code::kAborted,
                          fmt::format("rank {} aborted its exchanges with rank {}", p, rank_))
                       .withLayer(Layer::kApplication)
@@ -112,7 +116,7 @@ void CudaIpcTransport::onUnmap(int p, const Ctrl& c) {
   std::array<char, sizeof(cudaIpcMemHandle_t)> key{};
   std::memcpy(key.data(), &c.mem, sizeof c.mem);
   if (auto it = peer.opened.find(key); it != peer.opened.end()) {
-    ops_.stream_synchronize(peer.stream);
+    syncCopies(p);
     ops_.ipc_close_mem_handle(it->second);
     peer.opened.erase(it);
   }
@@ -256,6 +260,17 @@ Status CudaIpcTransport::progress() {
   if (!ctrl_ || closed_) return Status::ok();
   CCSCOPE_RETURN_IF_ERROR(ctrl_->progress());
   CCSCOPE_RETURN_IF_ERROR(reapControl());
+  if (stream_path_) {  // what finished first, then who gave up
+    pollBatches();
+    for (int p = 0; p < size_; ++p) {
+      if (p == rank_) continue;
+      flushControl(p);
+      startDeferred(p, false);
+      pollHostSends(p);
+    }
+    checkAborts();
+    return Status::ok();
+  }
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
     flushControl(p);  // a dead peer's too: an abort may still be waiting for a buffer
@@ -268,6 +283,7 @@ Status CudaIpcTransport::progress() {
 
 core::Result<Request> CudaIpcTransport::doPost(Dir dir, int p, uint32_t tag,
                                                const MemoryRegion& view) {
+  if (stream_path_) return streamPost(dir, p, tag, view);
   CCSCOPE_ASSIGN_OR_RETURN(Request q, table_->open(dir, p, tag, view.base(), view.len()));
   Peer& peer = peers_[p];
   if (dir == Dir::kRecv) {
@@ -295,6 +311,14 @@ core::Result<Request> CudaIpcTransport::doPost(Dir dir, int p, uint32_t tag,
 void CudaIpcTransport::cancelPending(uint32_t slot) {
   RequestRecord& rec = table_->slot(slot);
   Peer& peer = peers_[rec.peer];
+  if (stream_path_) {  // enqueued work cannot be withdrawn from a stream
+    abortPeer(rec.peer, Status(Code::kAborted,
+                               fmt::format("a request with rank {} was cancelled after rank {} "
+                                           "enqueued it on its stream",
+                                           rec.peer, rank_))
+                            .withLayer(Layer::kApplication));
+    return;
+  }
   if (rec.dir == Dir::kRecv) {
     for (const Copy& c : peer.copies)
       if (c.slot == slot) {

@@ -33,6 +33,16 @@ struct CudaIpcOps {
   cudaError_t (*event_record)(cudaEvent_t event, cudaStream_t stream);
   cudaError_t (*event_query)(cudaEvent_t event);
   cudaError_t (*event_destroy)(cudaEvent_t event);
+  // The stream path (cuda_ipc_stream.cc). Page-locks and maps host memory (cudaHostRegister,
+  // mapped and portable) and gives the address devices use for it.
+  cudaError_t (*host_register)(void* p, size_t len, void** device_ptr);
+  cudaError_t (*host_unregister)(void* p);
+  // cudaSuccess where the stream memory operations below can run, else why not.
+  cudaError_t (*stream_ops_available)();
+  // cuStreamWriteValue32 (with its default fence: earlier work of the stream is visible first)
+  // and cuStreamWaitValue32 with CU_STREAM_WAIT_VALUE_GEQ ((int32_t)(*addr - v) >= 0).
+  cudaError_t (*stream_write_value32)(cudaStream_t stream, void* device_addr, uint32_t v);
+  cudaError_t (*stream_wait_value32)(cudaStream_t stream, void* device_addr, uint32_t v);
 };
 
 // The runtime's own calls (links cudart; cuMemGetAddressRange through its entry-point lookup).

@@ -28,6 +28,49 @@ cudaError_t addressRange(const void* ptr, char** base, size_t* len) {
   return cudaSuccess;
 }
 
+// The stream memory operations, looked up once per process: absent from an old driver, which
+// then runs the host path.
+struct StreamOps {
+  PFN_cuStreamWriteValue32_v11070 write = nullptr;
+  PFN_cuStreamWaitValue32_v11070 wait = nullptr;
+  cudaError_t status = cudaErrorNotSupported;
+};
+
+const StreamOps& streamOps() {
+  static const StreamOps ops = [] {
+    StreamOps o;
+    void* w = nullptr;
+    void* v = nullptr;
+    cudaDriverEntryPointQueryResult qw{}, qv{};
+    o.status =
+        cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &w, 11070, cudaEnableDefault, &qw);
+    if (o.status == cudaSuccess)
+      o.status = cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &v, 11070,
+                                                  cudaEnableDefault, &qv);
+    if (o.status == cudaSuccess &&
+        (!w || !v || qw != cudaDriverEntryPointSuccess || qv != cudaDriverEntryPointSuccess))
+      o.status = cudaErrorNotSupported;
+    if (o.status == cudaSuccess) {
+      o.write = reinterpret_cast<PFN_cuStreamWriteValue32_v11070>(w);
+      o.wait = reinterpret_cast<PFN_cuStreamWaitValue32_v11070>(v);
+    }
+    return o;
+  }();
+  return ops;
+}
+
+cudaError_t fromDriver(CUresult r) {
+  return r == CUDA_SUCCESS               ? cudaSuccess
+         : r == CUDA_ERROR_NOT_SUPPORTED ? cudaErrorNotSupported
+                                         : cudaErrorUnknown;
+}
+
+cudaError_t hostRegister(void* p, size_t len, void** device_ptr) {
+  cudaError_t e = cudaHostRegister(p, len, cudaHostRegisterMapped | cudaHostRegisterPortable);
+  if (e != cudaSuccess) return e;
+  return cudaHostGetDevicePointer(device_ptr, p, 0);
+}
+
 const CudaIpcOps kReal = {
     .error_name = cudaGetErrorName,
     .error_string = cudaGetErrorString,
@@ -53,6 +96,21 @@ const CudaIpcOps kReal = {
     .event_record = [](cudaEvent_t e, cudaStream_t s) { return cudaEventRecord(e, s); },
     .event_query = cudaEventQuery,
     .event_destroy = cudaEventDestroy,
+    .host_register = hostRegister,
+    .host_unregister = cudaHostUnregister,
+    .stream_ops_available = [] { return streamOps().status; },
+    .stream_write_value32 =
+        [](cudaStream_t s, void* addr, uint32_t v) {
+          return fromDriver(streamOps().write(reinterpret_cast<CUstream>(s),
+                                              reinterpret_cast<CUdeviceptr>(addr), v,
+                                              CU_STREAM_WRITE_VALUE_DEFAULT));
+        },
+    .stream_wait_value32 =
+        [](cudaStream_t s, void* addr, uint32_t v) {
+          return fromDriver(streamOps().wait(reinterpret_cast<CUstream>(s),
+                                             reinterpret_cast<CUdeviceptr>(addr), v,
+                                             CU_STREAM_WAIT_VALUE_GEQ));
+        },
 };
 
 }  // namespace

@@ -68,13 +68,15 @@ Status CudaIpcTransport::connect(launch::Bootstrap& bs, core::Deadline deadline)
   CCSCOPE_RETURN_IF_ERROR(cudaErr("cudaGetDevice", ops_.get_device(&device_)));
   peers_ = std::vector<Peer>(size_);
   CCSCOPE_RETURN_IF_ERROR(connectControl(bs, deadline));
-  CCSCOPE_RETURN_IF_ERROR(createStreams());
+  CCSCOPE_RETURN_IF_ERROR(choosePath(bs, deadline));
+  CCSCOPE_RETURN_IF_ERROR(stream_path_ ? connectStream(bs, deadline) : createStreams());
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
     peers_[p].ctrl_sends.assign(kCtrlSendsPerPeer, Request{});
     for (uint32_t i = 0; i < kCtrlRecvsPerPeer; ++i) CCSCOPE_RETURN_IF_ERROR(postControlRecv(p, i));
   }
   CCSCOPE_RETURN_IF_ERROR(bs.barrier(opts_.scope + "cuda-ipc-ready", deadline));
+  if (stream_path_) flags_[rank_].unlinkName();  // every peer mapped it
   setConnected(true);
   return Status::ok();
 }
@@ -162,12 +164,21 @@ void CudaIpcTransport::blockFor(int64_t max_ns) {
     std::this_thread::sleep_for(std::chrono::nanoseconds(max_ns));
 }
 
+void CudaIpcTransport::syncCopies(int p) {
+  if (stream_path_)
+    drainStream(kDrainSeconds);
+  else if (peers_[p].stream)
+    ops_.stream_synchronize(peers_[p].stream);
+}
+
 void CudaIpcTransport::failPeer(int p, const Status& why) {
   Peer& peer = peers_[p];
   if (peer.dead) return;
+  if (stream_path_ && !flags_.empty()) completeByFlags(p);
   peer.dead = true;
   // Our copies write our own buffers: none may land after the caller got them back.
-  if (peer.stream) ops_.stream_synchronize(peer.stream);
+  if (stream_path_) releaseWaits(p, closed_ ? kPairClosed : kPairAborted);
+  syncCopies(p);
   Status s = why;
   if (s.peer() < 0) s.withPeer(p);
   table_->failPeer(p, s);
@@ -175,6 +186,8 @@ void CudaIpcTransport::failPeer(int p, const Status& why) {
   peer.recvs.clear();
   peer.copies.clear();
   peer.announces.clear();
+  peer.deferred.clear();
+  peer.host_sends.clear();
 }
 
 // Our copies out of the peer's buffers stop here (failPeer waits for them). The peer may still
@@ -214,6 +227,7 @@ void CudaIpcTransport::close() {
     peer = Peer{};
     peer.dead = true;
   }
+  closeStream();
   ctrl_reg_.reset();
   if (ctrl_) ctrl_->close();
   setConnected(false);

@@ -12,8 +12,7 @@
 #include <thread>
 
 #include "core/deadline.h"
-#include "tests/transports/cuda_ipc/fake_cuda.h"
-#include "tests/transports/rank_runner.h"
+#include "tests/transports/cuda_ipc/seam_util.h"
 
 namespace ccscope::transports::cuda_ipc {
 namespace {
@@ -23,47 +22,6 @@ using conformance::RankRunOptions;
 using core::Code;
 using core::Deadline;
 using core::Status;
-
-// A device allocation of the fake GPU, registered with the rank's transport.
-struct DeviceBuffer {
-  DeviceBuffer(Transport& t, size_t n) : len(n), p(fake::fakeDeviceAlloc(n)) {
-    auto r = t.registerMemory(p, n, MemoryKind::kCuda, 0);
-    if (r)
-      reg = std::move(*r);
-    else
-      why = r.status().toString();
-  }
-  ~DeviceBuffer() { release(); }
-  void release() {
-    reg.reset();
-    if (p) fake::fakeDeviceFree(p);
-    p = nullptr;
-  }
-  size_t len;
-  char* p;
-  Registration reg;
-  std::string why;
-};
-
-class CudaIpcSeamTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    static std::atomic<int> n{0};
-    prefix_ = fmt::format("{}x{}", getpid(), n.fetch_add(1));
-    fake::setFakeGpuPrefix(prefix_);
-  }
-  void TearDown() override { fake::removeFakeGpuObjects(prefix_); }
-  static RankRunOptions ranks(int np, fake::FakeGpuOptions gpu, double timeout_s = 40) {
-    RankRunOptions o = conformance::localRanks("cuda-ipc", np, timeout_s);
-    o.make = [gpu](const TransportOptions& t) -> core::Result<std::unique_ptr<Transport>> {
-      return makeCudaIpcTransportOn(t, fake::startFakeGpu(gpu));
-    };
-    return o;
-  }
-  std::string prefix_;
-};
-
-double secondsSince(int64_t t0) { return static_cast<double>(core::nowNs() - t0) / 1e9; }
 
 // Rank 0 sends every message from one buffer, refilling it with the next message's bytes as
 // soon as the send completed; its peers check each message. Copies run up to 300 us late.
@@ -114,6 +72,15 @@ TEST_F(CudaIpcSeamTest, ASendCompletesOnlyAfterItsCopyRanFourRanks) {
   EXPECT_TRUE(report.empty()) << report;
 }
 
+// The same on the stream path, with posts outside batches: a send finishes when its reader's
+// "done" flag reached it, a receive when the event after its copy ran.
+TEST_F(CudaIpcSeamTest, OnTheStreamPathASendCompletesOnlyAfterItsCopyRan) {
+  fake::FakeGpuOptions gpu;
+  gpu.max_delay_us = 300;
+  std::string report = conformance::runRanks(ranks(3, gpu, 40, true), reuseBody);
+  EXPECT_TRUE(report.empty()) << report;
+}
+
 // Exchanges one message each way between every pair, so each rank maps its peers' buffers.
 Status exchangeAll(RankContext& c, DeviceBuffer& a, DeviceBuffer& b) {
   Transport& t = c.transport;
@@ -157,11 +124,13 @@ int killBody(RankContext& c) {
 }
 
 TEST_F(CudaIpcSeamTest, AKilledRankIsNoticedAtOnceAndTeardownWaitsOnNobody) {
-  RankRunOptions o = ranks(3, fake::FakeGpuOptions{});
-  o.killed_rank = 2;
-  o.final_barrier = false;
-  std::string report = conformance::runRanks(o, killBody);
-  EXPECT_TRUE(report.empty()) << report;
+  for (bool on_stream : {false, true}) {
+    RankRunOptions o = ranks(3, fake::FakeGpuOptions{}, 40, on_stream);
+    o.killed_rank = 2;
+    o.final_barrier = false;
+    std::string report = conformance::runRanks(o, killBody);
+    EXPECT_TRUE(report.empty()) << (on_stream ? "stream path: " : "host path: ") << report;
+  }
 }
 
 // Rank 1 maps rank 0's buffers, closes its transport and leaves; rank 0 frees its buffers
@@ -188,10 +157,12 @@ int closedPeerBody(RankContext& c) {
 }
 
 TEST_F(CudaIpcSeamTest, FreeingABufferDoesNotWaitOnAPeerThatClosed) {
-  RankRunOptions o = ranks(2, fake::FakeGpuOptions{});
-  o.final_barrier = false;
-  std::string report = conformance::runRanks(o, closedPeerBody);
-  EXPECT_TRUE(report.empty()) << report;
+  for (bool on_stream : {false, true}) {
+    RankRunOptions o = ranks(2, fake::FakeGpuOptions{}, 40, on_stream);
+    o.final_barrier = false;
+    std::string report = conformance::runRanks(o, closedPeerBody);
+    EXPECT_TRUE(report.empty()) << (on_stream ? "stream path: " : "host path: ") << report;
+  }
 }
 
 // Rank 1 is alive but drives no progress for 4 s: rank 0 frees two buffers it mapped within
@@ -216,10 +187,12 @@ int silentPeerBody(RankContext& c) {
 }
 
 TEST_F(CudaIpcSeamTest, FreeingBuffersASilentPeerMappedIsBoundedByTheOpTimeout) {
-  RankRunOptions o = ranks(2, fake::FakeGpuOptions{});
-  o.options.op_timeout_s = 1;
-  std::string report = conformance::runRanks(o, silentPeerBody);
-  EXPECT_TRUE(report.empty()) << report;
+  for (bool on_stream : {false, true}) {
+    RankRunOptions o = ranks(2, fake::FakeGpuOptions{}, 40, on_stream);
+    o.options.op_timeout_s = 1;
+    std::string report = conformance::runRanks(o, silentPeerBody);
+    EXPECT_TRUE(report.empty()) << (on_stream ? "stream path: " : "host path: ") << report;
+  }
 }
 
 }  // namespace

@@ -30,13 +30,17 @@ struct Stream {
   uint64_t finished = 0;
 };
 
+enum class Kind : uint8_t { kCopy, kRecord, kWrite32, kWait32 };
+
 struct Item {
   Stream* stream;
-  Event* event = nullptr;  // a record; else a copy
+  Event* event = nullptr;  // a record
   uint64_t ticket = 0;
-  void* dst = nullptr;
+  void* dst = nullptr;  // a copy's target; a write's or wait's word
   const void* src = nullptr;
   size_t len = 0;
+  Kind kind = Kind::kCopy;
+  uint32_t value = 0;  // a write's value; a wait's bound (cyclic >=)
 };
 
 struct Mapping {
@@ -59,6 +63,28 @@ struct Gpu {
 std::string g_prefix = "default";
 Gpu* g_gpu = nullptr;
 
+// A wait polls its word as a GPU's front end does: other processes' hosts and streams write it.
+void runItem(const Item& it) {
+  auto* word = static_cast<uint32_t*>(it.dst);
+  switch (it.kind) {
+    case Kind::kRecord:
+      it.event->done.store(it.ticket);
+      break;
+    case Kind::kCopy:
+      std::memcpy(it.dst, it.src, it.len);
+      break;
+    case Kind::kWrite32:
+      std::atomic_thread_fence(std::memory_order_seq_cst);  // the default write's fence
+      std::atomic_ref<uint32_t>(*word).store(it.value, std::memory_order_release);
+      break;
+    case Kind::kWait32:
+      while (static_cast<int32_t>(std::atomic_ref<uint32_t>(*word).load(std::memory_order_acquire) -
+                                  it.value) < 0)
+        std::this_thread::sleep_for(std::chrono::microseconds(2));
+      break;
+  }
+}
+
 // Runs queued items in order, each after its delay; never returns (the rank _exit()s).
 void gpuLoop(Gpu* g) {
   std::mt19937_64 rng(g->opt.seed ^ static_cast<uint64_t>(getpid()));
@@ -72,11 +98,7 @@ void gpuLoop(Gpu* g) {
     if (g->opt.max_delay_us > 0)
       std::this_thread::sleep_for(std::chrono::microseconds(
           static_cast<int64_t>(rng() % static_cast<uint64_t>(g->opt.max_delay_us + 1))));
-    if (it.event) {
-      it.event->done.store(it.ticket);
-    } else {
-      std::memcpy(it.dst, it.src, it.len);
-    }
+    runItem(it);
     g->run.fetch_add(1);
     std::lock_guard<std::mutex> l(g->mu);
     g->queue.pop_front();
@@ -176,7 +198,7 @@ cudaError_t streamDestroy(cudaStream_t s) {
 }
 
 cudaError_t memcpyAsync(void* dst, const void* src, size_t len, cudaStream_t s) {
-  enqueue(Item{reinterpret_cast<Stream*>(s), nullptr, 0, dst, src, len});
+  enqueue(Item{reinterpret_cast<Stream*>(s), nullptr, 0, dst, src, len, Kind::kCopy});
   return cudaSuccess;
 }
 
@@ -188,7 +210,7 @@ cudaError_t eventCreate(cudaEvent_t* e) {
 cudaError_t eventRecord(cudaEvent_t e, cudaStream_t s) {
   auto* ev = reinterpret_cast<Event*>(e);
   const uint64_t ticket = ev->recorded.fetch_add(1) + 1;
-  enqueue(Item{reinterpret_cast<Stream*>(s), ev, ticket});
+  enqueue(Item{reinterpret_cast<Stream*>(s), ev, ticket, nullptr, nullptr, 0, Kind::kRecord});
   return cudaSuccess;
 }
 
@@ -199,6 +221,24 @@ cudaError_t eventQuery(cudaEvent_t e) {
 
 cudaError_t eventDestroy(cudaEvent_t e) {
   delete reinterpret_cast<Event*>(e);
+  return cudaSuccess;
+}
+
+cudaError_t writeValue(cudaStream_t s, void* addr, uint32_t v) {
+  Item it{reinterpret_cast<Stream*>(s)};
+  it.dst = addr;
+  it.kind = Kind::kWrite32;
+  it.value = v;
+  enqueue(it);
+  return cudaSuccess;
+}
+
+cudaError_t waitValue(cudaStream_t s, void* addr, uint32_t v) {
+  Item it{reinterpret_cast<Stream*>(s)};
+  it.dst = addr;
+  it.kind = Kind::kWait32;
+  it.value = v;
+  enqueue(it);
   return cudaSuccess;
 }
 
@@ -246,6 +286,17 @@ const CudaIpcOps kFake = {
     .event_record = eventRecord,
     .event_query = eventQuery,
     .event_destroy = eventDestroy,
+    // Host memory is the fake device's own: its device address is its host address.
+    .host_register =
+        [](void* p, size_t, void** dev) {
+          *dev = p;
+          return cudaSuccess;
+        },
+    .host_unregister = [](void*) { return cudaSuccess; },
+    .stream_ops_available =
+        [] { return g_gpu->opt.stream_ops ? cudaSuccess : cudaErrorNotSupported; },
+    .stream_write_value32 = writeValue,
+    .stream_wait_value32 = waitValue,
 };
 
 }  // namespace

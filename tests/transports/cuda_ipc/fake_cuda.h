@@ -4,8 +4,11 @@
 // and each process has one fake GPU thread that runs the stream work (copies, event records)
 // in stream order, each item after a random delay (max_delay_us): copies and event records
 // that run late, so a host that trusts anything but a completed event of its own reads or
-// overwrites a buffer too early. Events are this process's only, as the transport's are:
-// CUDA does not say when another process sees a record, so its protocol does not rest on one.
+// overwrites a buffer too early. Stream memory operations (a 32-bit write, a wait until a
+// word reaches a value) run in the same order; a wait holds the fake GPU until its word, which
+// another process's host or stream writes, is reached. Events are this process's only, as the
+// transport's are: CUDA does not say when another process sees a record, so its protocol does not
+// rest on one.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +22,7 @@ namespace ccscope::transports::cuda_ipc::fake {
 struct FakeGpuOptions {
   int64_t max_delay_us = 0;  // each stream item waits a random 0..max before it runs
   uint64_t seed = 1;
+  bool stream_ops = true;  // stream memory operations (the stream path) are available
 };
 
 // The names of this test process's allocations start with this (set before forking ranks),
