@@ -1,5 +1,6 @@
 // Every collective and every algorithm with device buffers, checked exactly on the GPU: over
-// cuda-ipc (device to device) at 2 and 4 ranks sharing one GPU, and staged through pinned host
+// cuda-ipc (device to device) at 2 and 4 ranks sharing one GPU, on its host progress path and on
+// its stream path (the rank's stream given, as bench gives it), and staged through pinned host
 // buffers over shm and tcp. The harness's barriers and statistics run on an shm channel apart.
 #include <gtest/gtest.h>
 
@@ -36,10 +37,32 @@ core::Result<std::unique_ptr<collectives::HarnessChannel>> harness(RankContext& 
   return collectives::HarnessChannel::create(std::move(t));
 }
 
+// The stream-path variant opens the rank's device before its transport, which then orders
+// its copies on the device's stream, as bench does (one per rank process, after fork).
+std::unique_ptr<collectives::DeviceRuntime>& streamDevice() {
+  static std::unique_ptr<collectives::DeviceRuntime> d;
+  return d;
+}
+
+transports::conformance::RankRunOptions onTheRankStream(int np) {
+  auto o = transports::conformance::localRanks("cuda-ipc", np, 280);
+  o.make = [](const transports::TransportOptions& t)
+      -> core::Result<std::unique_ptr<transports::Transport>> {
+    CCSCOPE_ASSIGN_OR_RETURN(streamDevice(), collectives::device::openCudaDevice(0, 0));
+    transports::TransportOptions mine = t;
+    mine.cuda_stream = streamDevice()->stream();
+    return transports::makeTransport("cuda-ipc", mine);
+  };
+  return o;
+}
+
 // One sweep per collective x algorithm; rows and wrong elements summed over every sweep.
 int everyCollective(RankContext& c) {
-  auto dev = collectives::device::openCudaDevice(c.rank, 0);
+  const bool on_stream = streamDevice() != nullptr;
+  core::Result<std::unique_ptr<collectives::DeviceRuntime>> dev =
+      on_stream ? std::move(streamDevice()) : collectives::device::openCudaDevice(c.rank, 0);
   RANK_CHECK(c, dev.isOk(), dev.status().toString());
+  RANK_CHECK(c, c.transport.caps().stream_ordered == on_stream, c.transport.setupNote());
   auto channel = harness(c);
   RANK_CHECK(c, channel.isOk(), channel.status().toString());
   const bool direct = c.transport.caps().memory_kinds.has(transports::MemoryKind::kCuda);
@@ -81,14 +104,16 @@ class CudaCollectives : public ::testing::TestWithParam<std::pair<std::string, i
 TEST_P(CudaCollectives, EveryAlgorithmExact) {
   SKIP_WITHOUT_GPU();
   const auto& [transport, np] = GetParam();
-  EXPECT_EQ(transports::conformance::runRanks(
-                transports::conformance::localRanks(transport, np, 280), everyCollective),
-            "");
+  auto o = transport == "cuda-ipc-stream" ? onTheRankStream(np)
+                                          : transports::conformance::localRanks(transport, np, 280);
+  EXPECT_EQ(transports::conformance::runRanks(o, everyCollective), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(OneGpu, CudaCollectives,
                          ::testing::Values(std::pair<std::string, int>{"cuda-ipc", 2},
                                            std::pair<std::string, int>{"cuda-ipc", 4},
+                                           std::pair<std::string, int>{"cuda-ipc-stream", 2},
+                                           std::pair<std::string, int>{"cuda-ipc-stream", 4},
                                            std::pair<std::string, int>{"shm", 2},
                                            std::pair<std::string, int>{"tcp", 2}),
                          [](const auto& info) {
