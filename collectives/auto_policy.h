@@ -64,7 +64,6 @@ class AutoPolicy {
   const Calibration& calibration() const { return calibration_; }
 
  private:
-  bool device_buffers_ = false;
   AutoPolicy(int rank, int size, HarnessChannel& harness, double timeout_s)
       : rank_(rank), size_(size), harness_(harness), timeout_s_(timeout_s) {}
   // The candidates of cfg's collective measured on this machine (once per collective, dtype
@@ -79,6 +78,7 @@ class AutoPolicy {
   HarnessChannel& harness_;
   const double timeout_s_;
   Calibration calibration_;
+  bool device_buffers_ = false;  // calibrated on the device's memory and kernels
   std::map<std::tuple<int, int, int>, Corrections> corrections_;
   Schedule calib_sched_;  // the candidate being timed (the executor keeps it by reference)
   std::string note_;
