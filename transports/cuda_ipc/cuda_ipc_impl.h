@@ -134,6 +134,7 @@ class CudaIpcTransport final : public Transport {
   core::Status hostWait(int p, Ready&& ready, const char* what, uint32_t msg);
   core::Status flushBatch();
   core::Status enqueueRecv(const Pending& r);
+  core::Status sendFlag(const Pending& x, bool wait);
   core::Status recordFor(std::vector<Pending> reqs);
   void completeByFlags(int p);
   void startDeferred(int p, bool block);

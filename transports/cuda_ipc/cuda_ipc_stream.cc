@@ -152,10 +152,7 @@ core::Result<Request> CudaIpcTransport::streamPost(Dir dir, int p, uint32_t tag,
     batch_.push_back(x);
     return q;
   }
-  if (Status s = cudaErr(
-          "cuStreamWriteValue32",
-          ops_.stream_write_value32(rank_stream_, devWord(rank_, outPair(p).ready), msg + 1), p);
-      !s.isOk()) {
+  if (Status s = sendFlag(x, false); !s.isOk()) {
     abortPeer(p, s);
     return q;
   }
@@ -194,6 +191,18 @@ void CudaIpcTransport::pollHostSends(int p) {
 Status CudaIpcTransport::endBatch() {
   in_batch_ = false;
   return stream_path_ ? flushBatch() : Status::ok();
+}
+
+// A send's stream work: its source is ready (`wait` false), or wait until its reader copied it.
+Status CudaIpcTransport::sendFlag(const Pending& x, bool wait) {
+  PairOut& out = outPair(x.peer);
+  return wait ? cudaErr("cuStreamWaitValue32",
+                        ops_.stream_wait_value32(rank_stream_, devWord(rank_, out.done), x.msg + 1),
+                        x.peer)
+              : cudaErr(
+                    "cuStreamWriteValue32",
+                    ops_.stream_write_value32(rank_stream_, devWord(rank_, out.ready), x.msg + 1),
+                    x.peer);
 }
 
 // One receive: the sender's descriptor (checked against the receive), then on the stream:
@@ -255,12 +264,7 @@ Status CudaIpcTransport::flushBatch() {
   };
   for (const Pending& x : batch)
     if (x.dir == Dir::kSend && live(x))
-      if (Status s = cudaErr("cuStreamWriteValue32",
-                             ops_.stream_write_value32(
-                                 rank_stream_, devWord(rank_, outPair(x.peer).ready), x.msg + 1),
-                             x.peer);
-          !s.isOk())
-        abortPeer(x.peer, s);
+      if (Status s = sendFlag(x, false); !s.isOk()) abortPeer(x.peer, s);
   for (int p = 0; p < size_; ++p)
     if (p != rank_ && !peers_[p].deferred.empty()) startDeferred(p, true);
   for (const Pending& x : batch)
@@ -268,12 +272,7 @@ Status CudaIpcTransport::flushBatch() {
       if (Status s = enqueueRecv(x); !s.isOk()) abortPeer(x.peer, s);
   for (const Pending& x : batch)
     if (x.dir == Dir::kSend && live(x))
-      if (Status s = cudaErr("cuStreamWaitValue32",
-                             ops_.stream_wait_value32(
-                                 rank_stream_, devWord(rank_, outPair(x.peer).done), x.msg + 1),
-                             x.peer);
-          !s.isOk())
-        abortPeer(x.peer, s);
+      if (Status s = sendFlag(x, true); !s.isOk()) abortPeer(x.peer, s);
   if (Status s = recordFor(batch); !s.isOk()) {
     for (const Pending& x : batch) abortPeer(x.peer, s);
     return s;

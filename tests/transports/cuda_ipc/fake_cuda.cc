@@ -224,19 +224,10 @@ cudaError_t eventDestroy(cudaEvent_t e) {
   return cudaSuccess;
 }
 
-cudaError_t writeValue(cudaStream_t s, void* addr, uint32_t v) {
+cudaError_t wordItem(cudaStream_t s, void* addr, uint32_t v, Kind kind) {
   Item it{reinterpret_cast<Stream*>(s)};
   it.dst = addr;
-  it.kind = Kind::kWrite32;
-  it.value = v;
-  enqueue(it);
-  return cudaSuccess;
-}
-
-cudaError_t waitValue(cudaStream_t s, void* addr, uint32_t v) {
-  Item it{reinterpret_cast<Stream*>(s)};
-  it.dst = addr;
-  it.kind = Kind::kWait32;
+  it.kind = kind;
   it.value = v;
   enqueue(it);
   return cudaSuccess;
@@ -295,8 +286,10 @@ const CudaIpcOps kFake = {
     .host_unregister = [](void*) { return cudaSuccess; },
     .stream_ops_available =
         [] { return g_gpu->opt.stream_ops ? cudaSuccess : cudaErrorNotSupported; },
-    .stream_write_value32 = writeValue,
-    .stream_wait_value32 = waitValue,
+    .stream_write_value32 = [](cudaStream_t s, void* addr,
+                               uint32_t v) { return wordItem(s, addr, v, Kind::kWrite32); },
+    .stream_wait_value32 = [](cudaStream_t s, void* addr,
+                              uint32_t v) { return wordItem(s, addr, v, Kind::kWait32); },
 };
 
 }  // namespace
