@@ -104,6 +104,30 @@ bool isInfoLevel(std::string_view body) {
   return word("INFO") || word("DEBUG") || word("TRACE");
 }
 
+// An informational line that looked for something optional and did not find it ("NCCL INFO
+// ... Could not find: libnccl-env.so"): a probe, not a failure.
+bool isProbe(std::string_view body) {
+  constexpr std::string_view kProbes[] = {"find", "not found", "No such file", "no such file"};
+  return std::any_of(std::begin(kProbes), std::end(kProbes),
+                     [&](std::string_view m) { return body.find(m) != std::string_view::npos; });
+}
+
+// Whether `word` stands between non-alphanumeric characters somewhere in `line`: a segment of a
+// path or an identifier ("src/uct/ib/rc", "/sys/class/infiniband", "ORTE_ERROR_LOG").
+bool standsAsSegment(std::string_view line, std::string_view word) {
+  auto alnum = [&](size_t i) { return std::isalnum(static_cast<unsigned char>(line[i])) != 0; };
+  for (size_t at = 0; at + word.size() <= line.size(); ++at) {
+    bool same = true;
+    for (size_t i = 0; i < word.size() && same; ++i)
+      same = std::tolower(static_cast<unsigned char>(line[at + i])) == word[i];
+    if (!same || (at > 0 && alnum(at - 1))) continue;
+    size_t end = at + word.size();
+    if (end < line.size() && (line[end] == 's' || line[end] == 'S')) ++end;
+    if (end >= line.size() || !alnum(end)) return true;
+  }
+  return false;
+}
+
 bool isDetailLine(std::string_view body) {
   return std::any_of(std::begin(kDetailMarkers), std::end(kDetailMarkers),
                      [&](std::string_view m) { return body.find(m) != std::string_view::npos; });
@@ -146,79 +170,110 @@ void CueTracker::feed(std::span<const int> hits, std::string_view body, const st
     if (w.weight == 0 && !progressed_ && standsAlone(body, w.text)) progressed_ = true;
     if (w.weight > severity && standsAlone(body, w.text)) severity = w.weight;
   }
-  if (severity == 0 || (severity < 3 && isInfoLevel(body))) return;
-  if (severity == 3) native_crash_ = native_crash_ || isNativeCrash(body);
+  if (severity == 0) return;
+  const bool info = severity < 3 && isInfoLevel(body);
+  if (info && isProbe(body)) return;
   // Cut and cleaned as every evidence line is: the JSON stays valid.
   const reports::Evidence where{file, line_number, reports::sanitizeText(body, kMaxCueEvidence)};
+  if (info) {
+    ++info_failures_;
+    vote(body, where, severity, true);
+    return;
+  }
+  if (severity == 3) native_crash_ = native_crash_ || isNativeCrash(body);
   if (failures_++ == 0) first_failure_ = where;
   // The first failure, the message a traceback ends with and the detail under a wrapper weigh
   // double: they are where a cause is written.
   int factor = 1;
   if (failures_ == 1 || isExceptionLine(body) || isDetailLine(body)) factor = 2;
+  vote(body, where, severity * factor, false);
+}
+
+void CueTracker::vote(std::string_view body, const reports::Evidence& where, int weight,
+                      bool info) {
   if (word_lines_.empty()) word_lines_.assign(cueWords().size(), 0);
   vocabulary_hits_.clear();
   vocabularyIndex().find(body, vocabulary_hits_);
-  hits = vocabulary_hits_;
-  std::array<int, kLayers> line{};
-  std::array<const char*, kLayers> word{};
-  for (int h : hits) {
+  std::array<int, kLayers> plain{}, segment{};
+  std::array<int, kLayers> plain_word{}, segment_word{};
+  for (int h : vocabulary_hits_) {
     const CueWord& w = cueWords()[static_cast<size_t>(h)];
     const auto l = static_cast<size_t>(w.layer);
-    if (w.layer == L::kNone || w.weight <= line[l]) continue;
-    if (word_lines_[static_cast<size_t>(h)] >= kMaxLinesPerWord) continue;
-    if (w.whole ? !standsAlone(body, w.text, true) : false) continue;
-    line[l] = w.weight;
-    word[l] = w.text;
-  }
-  for (size_t l = 1; l < kLayers; ++l) {
-    if (!line[l]) continue;
-    for (int h : hits)
-      if (cueWords()[static_cast<size_t>(h)].text == word[l]) ++word_lines_[static_cast<size_t>(h)];
-    const int s = line[l] * severity * factor;
-    score_[l] += s;
-    if (s > best_line_[l]) {
-      best_line_[l] = s;
-      evidence_[l] = where;
+    if (w.layer == L::kNone || word_lines_[static_cast<size_t>(h)] >= kMaxLinesPerWord) continue;
+    if (!w.whole || standsAlone(body, w.text, true)) {
+      if (w.weight > plain[l]) plain[l] = w.weight, plain_word[l] = h;
+    } else if (w.weight > segment[l] && standsAsSegment(body, w.text)) {
+      segment[l] = w.weight, segment_word[l] = h;
     }
-    if (words_[l].find(word[l]) == std::string::npos && words_[l].size() < 80)
-      words_[l] += (words_[l].empty() ? "" : ", ") + std::string(word[l]);
   }
+  Tally& words = info ? info_tally_ : words_tally_;
+  for (size_t l = 1; l < kLayers; ++l) {
+    if (plain[l]) {
+      ++word_lines_[static_cast<size_t>(plain_word[l])];
+      words.add(l, plain[l] * weight, where, cueWords()[static_cast<size_t>(plain_word[l])].text);
+    }
+    if (segment[l] && !info)
+      component_tally_.add(l, segment[l] * weight, where,
+                           cueWords()[static_cast<size_t>(segment_word[l])].text);
+  }
+}
+
+void CueTracker::Tally::add(size_t layer, int s, const reports::Evidence& where, const char* word) {
+  score[layer] += s;
+  if (s > best_line[layer]) {
+    best_line[layer] = s;
+    evidence[layer] = where;
+  }
+  if (words[layer].find(word) == std::string::npos && words[layer].size() < 80)
+    words[layer] += (words[layer].empty() ? "" : ", ") + std::string(word);
+}
+
+size_t CueTracker::Tally::best() const {
+  size_t best = 0;
+  for (size_t l = 1; l < kLayers; ++l)
+    if (score[l] > score[best]) best = l;
+  return best;
+}
+
+CueTracker::Guess CueTracker::fromTally(const Tally& t, Site site) const {
+  Guess g;
+  const size_t best = t.best();
+  size_t second = 0;
+  for (size_t l = 1; l < kLayers; ++l)
+    if (l != best && t.score[l] > t.score[second]) second = l;
+  g.layer = static_cast<core::Layer>(best);
+  g.score = t.score[best];
+  g.runner_up = second ? static_cast<core::Layer>(second) : L::kNone;
+  g.runner_up_score = t.score[second];
+  g.evidence = t.evidence[best];
+  g.words = t.words[best];
+  g.site = site;
+  return g;
 }
 
 CueTracker::Guess CueTracker::guess() const {
   Guess g;
-  if (failures_ == 0) return g;
-  size_t best = 0, second = 0;
-  for (size_t l = 1; l < kLayers; ++l) {
-    if (score_[l] > score_[best]) {
-      second = best;
-      best = l;
-    } else if (score_[l] > score_[second]) {
-      second = l;
-    }
-  }
-  if (best == 0) {  // failures in words no layer owns: where it failed decides
-    g.evidence = first_failure_;
-    if (user_frames_ > 0) {
-      g.layer = L::kApplication;
-      g.site = Site::kUserTraceback;
-    } else if (native_crash_) {
-      g.layer = L::kLibrary;
-      g.site = Site::kNativeCrash;
-    } else {
-      // Bootstrap has words of its own (rendezvous, store, MASTER_ADDR); a start that fails
-      // without them is most often hosts that cannot reach each other.
-      g.layer = progressed_ ? L::kApplication : L::kHostNetwork;
-      g.site = progressed_ ? Site::kPastStart : Site::kAtStart;
-    }
+  if (failures_ == 0) {
+    if (info_tally_.best()) return fromTally(info_tally_, Site::kInfoLevel);
     return g;
   }
-  g.layer = static_cast<core::Layer>(best);
-  g.score = score_[best];
-  g.runner_up = second ? static_cast<core::Layer>(second) : L::kNone;
-  g.runner_up_score = score_[second];
-  g.evidence = evidence_[best];
-  g.words = words_[best];
+  if (words_tally_.best()) return fromTally(words_tally_, Site::kWords);
+  // Failures in words no layer owns: where it failed decides.
+  g.evidence = first_failure_;
+  if (user_frames_ > 0) {
+    g.layer = L::kApplication;
+    g.site = Site::kUserTraceback;
+  } else if (native_crash_) {
+    g.layer = L::kLibrary;
+    g.site = Site::kNativeCrash;
+  } else if (component_tally_.best()) {
+    return fromTally(component_tally_, Site::kComponent);
+  } else {
+    // Bootstrap has words of its own (rendezvous, store, MASTER_ADDR); a start that fails
+    // without them is most often hosts that cannot reach each other.
+    g.layer = progressed_ ? L::kApplication : L::kHostNetwork;
+    g.site = progressed_ ? Site::kPastStart : Site::kAtStart;
+  }
   return g;
 }
 

@@ -5,10 +5,14 @@
 // failure or the message a traceback ends with, and whether it is a wrapper ("unhandled system
 // error") or the detail under one ("Last error:"). A failure with no vocabulary at all falls
 // back on where it sits: a Python traceback through the program's own files (application), a
-// native crash (the library it ran in), else the phase the logs reached: before any
+// native crash (the library it ran in), the components its paths and identifiers name
+// ("src/uct/ib/...", "/sys/class/infiniband", "ORTE_ERROR_LOG"), else the phase the logs
+// reached: before any
 // communicator or progress line, hosts that cannot reach each other (host-network: a
 // rendezvous that failed says so in words of its own); after it, ranks out of step
-// (application). Words inside a path (a source file's name) do not count.
+// (application). Words inside a path or an identifier count only in that fallback. A failure
+// written at an informational level ("NCCL INFO ... Connection refused, retrying") counts only
+// when no other line reads as a failure.
 #pragma once
 
 #include <array>
@@ -45,7 +49,15 @@ class CueTracker {
             long line_number);
 
   // Where the failure sits when its words name no layer.
-  enum class Site { kWords, kUserTraceback, kNativeCrash, kAtStart, kPastStart };
+  enum class Site {
+    kWords,
+    kUserTraceback,
+    kNativeCrash,
+    kComponent,
+    kInfoLevel,
+    kAtStart,
+    kPastStart
+  };
   struct Guess {
     core::Layer layer = core::Layer::kNone;  // kNone: no line read as a failure
     int score = 0;
@@ -56,20 +68,30 @@ class CueTracker {
     std::string words;  // the vocabulary that decided, for the verdict
   };
   Guess guess() const;
-  bool failureSeen() const { return failures_ > 0; }
+  bool failureSeen() const { return failures_ > 0 || info_failures_ > 0; }
 
  private:
   static constexpr size_t kLayers = 7;
   static constexpr size_t kMaxCueEvidence = 512;
   static constexpr int kMaxLinesPerWord = 3;  // a message repeated by every rank counts thrice
-  std::array<int, kLayers> score_{};
-  std::array<int, kLayers> best_line_{};  // the highest single-line score per layer
-  std::array<reports::Evidence, kLayers> evidence_{};
-  std::array<std::string, kLayers> words_{};
+  // Per layer: the failure lines' own words, words inside their paths and identifiers, and
+  // the words of failures written at an informational level.
+  struct Tally {
+    std::array<int, kLayers> score{};
+    std::array<int, kLayers> best_line{};
+    std::array<reports::Evidence, kLayers> evidence{};
+    std::array<std::string, kLayers> words{};
+    void add(size_t layer, int s, const reports::Evidence& where, const char* word);
+    size_t best() const;
+  };
+  void vote(std::string_view body, const reports::Evidence& where, int weight, bool info);
+  Guess fromTally(const Tally& t, Site site) const;
+  Tally words_tally_, component_tally_, info_tally_;
   std::vector<uint8_t> word_lines_;  // per cue word: lines it counted on
   std::vector<int> vocabulary_hits_;
   reports::Evidence first_failure_;
   long failures_ = 0;
+  long info_failures_ = 0;
   long user_frames_ = 0;
   bool native_crash_ = false;
   bool progressed_ = false;

@@ -41,6 +41,9 @@ const std::vector<CueWord> kWords = {
     {"not found", L::kNone, 1},
     {"no such", L::kNone, 2},
     {"traceback", L::kNone, 2},
+    {"not enough", L::kNone, 2},
+    {"insufficient", L::kNone, 2},
+    {"exceeded", L::kNone, 2},
     // progress (weight 0): the job got past its start
     {"init complete", L::kNone, 0},
     {"epoch", L::kNone, 0},
@@ -76,6 +79,7 @@ const std::vector<CueWord> kWords = {
     {"node_rank", L::kBootstrap, 2},
     {"address already in use", L::kBootstrap, 3},
     {"kubectl", L::kBootstrap, 2},
+    {"slot", L::kBootstrap, 2},
     // host-network: TCP/IP, interfaces, routes
     {"connection refused", L::kHostNetwork, 3},
     {"connection reset", L::kHostNetwork, 3},
@@ -193,6 +197,10 @@ const std::vector<CueWord> kWords = {
     {"ncclinvalidusage", L::kApplication, 2},
     {"mismatched collective", L::kApplication, 3},
     {"watchdog", L::kApplication, 1},
+    {"truncated", L::kApplication, 2},  // MPI_ERR_TRUNCATE: the ranks disagree on a size
+    {"unused parameter", L::kApplication, 3},
+    {"sigkill", L::kApplication, 2},  // the OOM killer or the scheduler's memory limit
+    {"oom", L::kApplication, 3},
 };
 
 }  // namespace

@@ -148,6 +148,18 @@ void addSupportingEvidence(const std::vector<Candidate>& ranked, size_t top,
   }
 }
 
+// A root in another layer close behind the top one: the logs hold two readings, so the verdict
+// is one level less sure (measured on the labelled sets: docs/diagnosis.md, "Confidence").
+constexpr int kContestedMargin = 10;
+
+bool contested(const std::vector<Candidate>& ranked) {
+  const reports::Finding& top = ranked.front().finding;
+  return std::any_of(ranked.begin() + 1, ranked.end(), [&](const Candidate& c) {
+    return c.finding.kind == reports::FindingKind::kRoot && c.finding.layer != top.layer &&
+           top.score - c.finding.score <= kContestedMargin;
+  });
+}
+
 void conclude(const reports::Finding& f, reports::Diagnosis& d) {
   d.conclusive = true;
   d.layer = f.layer;
@@ -225,6 +237,11 @@ std::string siteText(const CueTracker::Guess& g) {
       return "from where it failed: a Python traceback through the program's own files";
     case Site::kNativeCrash:
       return "from where it failed: a native crash (signal) in the process, no layer named";
+    case Site::kComponent:
+      return fmt::format("from the components the failure lines' paths and identifiers name ({})",
+                         g.words);
+    case Site::kInfoLevel:
+      return fmt::format("from failures logged at an informational level ({})", g.words);
     case Site::kAtStart:
       return "from the phase: the logs stop at the job's start with no words of the launch or "
              "rendezvous, as when hosts cannot reach each other";
@@ -312,6 +329,7 @@ reports::Diagnosis reason(const FindingAccumulator& acc, long files, long lines,
       std::rotate(ranked.begin(), ranked.begin() + static_cast<long>(top),
                   ranked.begin() + static_cast<long>(top) + 1);
     conclude(ranked[0].finding, d);
+    if (has_root && contested(ranked)) d.confidence = d.confidence == "high" ? "medium" : "low";
     if (!has_root) {
       borrowSymptomRanks(ranked, d);
       d.verdict +=

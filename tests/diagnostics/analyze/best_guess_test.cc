@@ -62,12 +62,40 @@ TEST(BestGuessTest, NoFailureLineIsNothingConclusive) {
   EXPECT_EQ(d.confidence, "none");
 }
 
-// A severity word in a line printed at an informational level is the program's own narration.
-TEST(BestGuessTest, AnInfoLevelLineIsNoFailure) {
+// A severity word in a line printed at an informational level is the program's own narration:
+// an optional thing looked for and not found is no failure.
+TEST(BestGuessTest, AnInfoLevelProbeIsNoFailure) {
   auto d = analyzeMemory({{"r0.log",
                            {"zork INFO could not find the optional widget plugin",
-                            "[DEBUG] retrying failed lookup of zork.conf"}}});
+                            "[DEBUG] retrying failed lookup of zork.conf",
+                            "zork INFO no such file libzork-net.so, using the socket"}}});
   EXPECT_FALSE(d.conclusive) << d.verdict;
+}
+
+// An informational line that failed is the only failure there is: it decides, and it is not
+// counted when a failure of its own level exists.
+TEST(BestGuessTest, AnInfoLevelFailureDecidesOnlyAlone) {
+  auto alone = analyzeMemory(
+      {{"r0.log", {"zork INFO call to connect returned connection refused, retrying"}}});
+  EXPECT_TRUE(alone.conclusive);
+  EXPECT_EQ(alone.layer, Layer::kHostNetwork) << alone.verdict;
+  auto beside = analyzeMemory({{"r0.log",
+                                {"zork INFO call to connect returned connection refused, retrying",
+                                 "zork: fatal: the mlx5 port went down"}}});
+  EXPECT_EQ(beside.layer, Layer::kRdma) << beside.verdict;
+}
+
+// Words inside paths and identifiers name the component that failed, and count only when the
+// failure lines' own words name no layer.
+TEST(BestGuessTest, PathsAndIdentifiersNameTheComponentOnlyAsAFallback) {
+  auto path =
+      analyzeMemory({{"r0.log", {"zork fatal: nothing under /sys/class/infiniband/*/ports"}}});
+  EXPECT_EQ(path.layer, Layer::kRdma) << path.verdict;
+  auto ident = analyzeMemory({{"r0.log", {"zork fatal in zork_pmix_fence(): gave up"}}});
+  EXPECT_EQ(ident.layer, Layer::kBootstrap) << ident.verdict;
+  auto words =
+      analyzeMemory({{"r0.log", {"zork: socket write failed in src/uct/ib/rc/zork_verbs.c:12"}}});
+  EXPECT_EQ(words.layer, Layer::kHostNetwork) << words.verdict;
 }
 
 TEST(BestGuessTest, EvidenceIsValidUtf8AndCut) {

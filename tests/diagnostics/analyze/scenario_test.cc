@@ -216,6 +216,20 @@ TEST(ScenarioTest, TheRunnerUpComesFromAnotherLayer) {
   EXPECT_EQ(d.runner_up, core::Layer::kHostNetwork) << d.runner_up_verdict;
 }
 
+// A root cause of another layer close behind the top one makes the verdict one level less sure.
+TEST(ScenarioTest, AContestedRootCauseIsLessSure) {
+  const std::string gpu = ncclLine(0,
+                                   "NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both "
+                                   "on CUDA device 1a000");
+  const std::string ring =
+      ncclLine(0, "NCCL WARN Error : ring 0 does not loop back to start (1 != 0)");
+  const auto alone = analyzeMemory({{"rank_0.log", {gpu}}});
+  const auto both = analyzeMemory({{"rank_0.log", {gpu, ring}}});
+  EXPECT_EQ(alone.layer, core::Layer::kApplication) << alone.verdict;  // two ranks, one GPU
+  EXPECT_EQ(alone.confidence, "medium");
+  EXPECT_EQ(both.confidence, "low") << both.verdict;
+}
+
 // Two hosts load different NCCL builds: a library root cause, whatever else fails later.
 TEST(ScenarioTest, DifferentNcclVersionsAcrossRanksAreALibraryFault) {
   Files files;
