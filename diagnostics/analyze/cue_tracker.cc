@@ -128,6 +128,15 @@ bool standsAsSegment(std::string_view line, std::string_view word) {
   return false;
 }
 
+// A warning the program goes on after ("..., will proceed with local resources only",
+// "falling back to sockets"): narration, not a failure.
+bool goesOn(std::string_view body) {
+  constexpr std::string_view kOn[] = {"will proceed", "proceeding with", "falling back",
+                                      "fall back to", "continuing with", "will continue"};
+  return std::any_of(std::begin(kOn), std::end(kOn),
+                     [&](std::string_view m) { return body.find(m) != std::string_view::npos; });
+}
+
 bool isDetailLine(std::string_view body) {
   return std::any_of(std::begin(kDetailMarkers), std::end(kDetailMarkers),
                      [&](std::string_view m) { return body.find(m) != std::string_view::npos; });
@@ -171,6 +180,7 @@ void CueTracker::feed(std::span<const int> hits, std::string_view body, const st
     if (w.weight > severity && standsAlone(body, w.text)) severity = w.weight;
   }
   if (severity == 0) return;
+  if (severity < 3 && goesOn(body)) return;
   const bool info = severity < 3 && isInfoLevel(body);
   if (info && isProbe(body)) return;
   // Cut and cleaned as every evidence line is: the JSON stays valid.

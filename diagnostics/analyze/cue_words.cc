@@ -80,6 +80,8 @@ const std::vector<CueWord> kWords = {
     {"address already in use", L::kBootstrap, 3},
     {"kubectl", L::kBootstrap, 2},
     {"slot", L::kBootstrap, 2},
+    {"private key", L::kBootstrap, 3},  // ssh: the launcher's way to start remote daemons
+    {"host key", L::kBootstrap, 3},
     // host-network: TCP/IP, interfaces, routes
     {"connection refused", L::kHostNetwork, 3},
     {"connection reset", L::kHostNetwork, 3},
@@ -162,6 +164,8 @@ const std::vector<CueWord> kWords = {
     {"was not compiled", L::kLibrary, 3},
     {"unsupported", L::kLibrary, 1},
     {"incompatible", L::kLibrary, 2},
+    {"unknown option", L::kLibrary, 2},  // one side's build does not know the other's flag
+    {"unrecognized option", L::kLibrary, 2},
     {"dlopen", L::kLibrary, 3},
     {"libmpi", L::kLibrary, 2, false},
     {"mca", L::kLibrary, 2},

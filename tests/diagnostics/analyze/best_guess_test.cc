@@ -85,6 +85,18 @@ TEST(BestGuessTest, AnInfoLevelFailureDecidesOnlyAlone) {
   EXPECT_EQ(beside.layer, Layer::kRdma) << beside.verdict;
 }
 
+// A warning the program goes on after is narration, not the failure.
+TEST(BestGuessTest, AWarningTheProgramGoesOnAfterIsNotTheFailure) {
+  auto on = analyzeMemory(
+      {{"r0.log", {"zork WARNING: unable to read the hostfile, will proceed on this node only"}}});
+  EXPECT_FALSE(on.conclusive) << on.verdict;
+  auto beside =
+      analyzeMemory({{"r0.log",
+                      {"zork WARNING: unable to read the hostfile, will proceed on this node only",
+                       "zork: fatal: the mlx5 port went down"}}});
+  EXPECT_EQ(beside.layer, Layer::kRdma) << beside.verdict;
+}
+
 // Words inside paths and identifiers name the component that failed, and count only when the
 // failure lines' own words name no layer.
 TEST(BestGuessTest, PathsAndIdentifiersNameTheComponentOnlyAsAFallback) {
