@@ -1,0 +1,33 @@
+# ccscope.1 from the binary's own --help and each subcommand's: the manual says what the build
+# says. Usage: cmake -DBIN=path/to/ccscope -DOUT=ccscope.1 -DVERSION=x.y.z -P manpage.cmake
+function(help_of out)
+  execute_process(COMMAND ${BIN} ${ARGN} --help OUTPUT_VARIABLE text RESULT_VARIABLE rc
+                  ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "manpage: ${BIN} ${ARGN} --help exited ${rc}: ${err}")
+  endif()
+  # roff: a backslash is \e; a line starting with '.' or '\'' would be a request.
+  string(REPLACE "\\" "\\e" text "${text}")
+  string(REGEX REPLACE "(^|\n)([.'])" "\\1\\\\&\\2" text "${text}")
+  set(${out} "${text}" PARENT_SCOPE)
+endfunction()
+
+help_of(top)
+string(FIND "${top}" "Subcommands:" at)
+string(SUBSTRING "${top}" ${at} -1 listing)
+string(REGEX MATCHALL "\n  [a-z-]+ " names "${listing}")
+set(page ".TH CCSCOPE 1 \"\" \"ccscope ${VERSION}\" \"User Commands\"\n")
+string(APPEND page ".SH NAME\nccscope \\- collective-communication benchmark and diagnostics\n")
+string(APPEND page ".SH SYNOPSIS\n.B ccscope\n.I SUBCOMMAND\n[\\fIOPTIONS\\fR]\n")
+string(APPEND page ".SH DESCRIPTION\n.nf\n${top}.fi\n.SH SUBCOMMANDS\n")
+foreach(name IN LISTS names)
+  string(STRIP "${name}" name)
+  help_of(sub ${name})
+  string(APPEND page ".SS ${name}\n.nf\n${sub}.fi\n")
+endforeach()
+string(APPEND page ".SH FILES\n.TP\n/usr/share/ccscope/rules\n")
+string(APPEND page "The diagnosis rules built into the binary, for reading and as a start for --rules.\n")
+string(APPEND page ".TP\n/usr/share/ccscope/profiles\nBurn-in profiles (quick, acceptance, soak).\n")
+string(APPEND page ".TP\n/usr/share/ccscope/deploy\nSlurm batch scripts and Kubernetes MPIJob manifests.\n")
+string(APPEND page ".SH SEE ALSO\nThe documents in /usr/share/doc/ccscope/docs, README.md first.\n")
+file(WRITE ${OUT} "${page}")
