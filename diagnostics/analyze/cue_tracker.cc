@@ -17,6 +17,19 @@ constexpr std::string_view kDetailMarkers[] = {"Last error:", "last error:", "ca
 
 bool isWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
+// Whether the lowercase `word` occurs at `at` in `line`, case aside.
+bool matchesAt(std::string_view line, size_t at, std::string_view word) {
+  for (size_t i = 0; i < word.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(line[at + i])) != word[i]) return false;
+  return true;
+}
+
+template <size_t N>
+bool containsAny(std::string_view body, const std::string_view (&markers)[N]) {
+  return std::any_of(std::begin(markers), std::end(markers),
+                     [&](std::string_view m) { return body.find(m) != std::string_view::npos; });
+}
+
 // Whether the text at [at, end) lies inside a path ("torch/csrc/distributed/c10d/X.cpp"): a
 // source file's name says where code lives, not what failed.
 bool insidePath(std::string_view line, size_t at, size_t end) {
@@ -43,10 +56,7 @@ bool isBoundary(const std::string_view line, size_t i, bool underscore) {
 // underscores ("ORTE_ERROR_LOG"), unless the token is a setting.
 bool standsAlone(std::string_view line, std::string_view word, bool vocabulary = false) {
   for (size_t at = 0; at + word.size() <= line.size(); ++at) {
-    bool same = true;
-    for (size_t i = 0; i < word.size() && same; ++i)
-      same = std::tolower(static_cast<unsigned char>(line[at + i])) == word[i];
-    if (!same) continue;
+    if (!matchesAt(line, at, word)) continue;
     const bool start = at == 0 || isBoundary(line, at - 1, !vocabulary) ||
                        (std::isupper(static_cast<unsigned char>(line[at])) &&
                         std::islower(static_cast<unsigned char>(line[at - 1])));
@@ -84,8 +94,7 @@ bool isUserFrame(std::string_view body) {
 bool isNativeCrash(std::string_view body) {
   constexpr std::string_view kSignals[] = {
       "Segmentation fault", "segmentation fault", "core dumped", "SIGSEGV", "SIGABRT", "SIGBUS"};
-  return std::any_of(std::begin(kSignals), std::end(kSignals),
-                     [&](std::string_view m) { return body.find(m) != std::string_view::npos; });
+  return containsAny(body, kSignals);
 }
 
 // A line its program printed at an informational level ("NCCL INFO", "[INFO]", "DEBUG"): a
@@ -108,8 +117,7 @@ bool isInfoLevel(std::string_view body) {
 // ... Could not find: libnccl-env.so"): a probe, not a failure.
 bool isProbe(std::string_view body) {
   constexpr std::string_view kProbes[] = {"find", "not found", "No such file", "no such file"};
-  return std::any_of(std::begin(kProbes), std::end(kProbes),
-                     [&](std::string_view m) { return body.find(m) != std::string_view::npos; });
+  return containsAny(body, kProbes);
 }
 
 // Whether `word` stands between non-alphanumeric characters somewhere in `line`: a segment of a
@@ -117,10 +125,7 @@ bool isProbe(std::string_view body) {
 bool standsAsSegment(std::string_view line, std::string_view word) {
   auto alnum = [&](size_t i) { return std::isalnum(static_cast<unsigned char>(line[i])) != 0; };
   for (size_t at = 0; at + word.size() <= line.size(); ++at) {
-    bool same = true;
-    for (size_t i = 0; i < word.size() && same; ++i)
-      same = std::tolower(static_cast<unsigned char>(line[at + i])) == word[i];
-    if (!same || (at > 0 && alnum(at - 1))) continue;
+    if (!matchesAt(line, at, word) || (at > 0 && alnum(at - 1))) continue;
     size_t end = at + word.size();
     if (end < line.size() && (line[end] == 's' || line[end] == 'S')) ++end;
     if (end >= line.size() || !alnum(end)) return true;
@@ -133,14 +138,10 @@ bool standsAsSegment(std::string_view line, std::string_view word) {
 bool goesOn(std::string_view body) {
   constexpr std::string_view kOn[] = {"will proceed", "proceeding with", "falling back",
                                       "fall back to", "continuing with", "will continue"};
-  return std::any_of(std::begin(kOn), std::end(kOn),
-                     [&](std::string_view m) { return body.find(m) != std::string_view::npos; });
+  return containsAny(body, kOn);
 }
 
-bool isDetailLine(std::string_view body) {
-  return std::any_of(std::begin(kDetailMarkers), std::end(kDetailMarkers),
-                     [&](std::string_view m) { return body.find(m) != std::string_view::npos; });
-}
+bool isDetailLine(std::string_view body) { return containsAny(body, kDetailMarkers); }
 
 // The vocabulary's own index: run only on the few lines that read as failures.
 const KeywordIndex& vocabularyIndex() {
@@ -186,7 +187,6 @@ void CueTracker::feed(std::span<const int> hits, std::string_view body, const st
   // Cut and cleaned as every evidence line is: the JSON stays valid.
   const reports::Evidence where{file, line_number, reports::sanitizeText(body, kMaxCueEvidence)};
   if (info) {
-    ++info_failures_;
     vote(body, where, severity, true);
     return;
   }

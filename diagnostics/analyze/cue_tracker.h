@@ -68,7 +68,6 @@ class CueTracker {
     std::string words;  // the vocabulary that decided, for the verdict
   };
   Guess guess() const;
-  bool failureSeen() const { return failures_ > 0 || info_failures_ > 0; }
 
  private:
   static constexpr size_t kLayers = 7;
@@ -91,7 +90,6 @@ class CueTracker {
   std::vector<int> vocabulary_hits_;
   reports::Evidence first_failure_;
   long failures_ = 0;
-  long info_failures_ = 0;
   long user_frames_ = 0;
   bool native_crash_ = false;
   bool progressed_ = false;
