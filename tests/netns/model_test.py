@@ -69,16 +69,18 @@ def ccscope(binary, *args):
 
 def case_hosts(net, binary, tolerance):
     w = net.workdir
-    # Three measured runs of np 6: each row is judged on its median (one run on 2 shared cores
-    # can halve a row).
-    fit_runs = {"np3": [0, 1, 2], "np2": [0, 0], "np6a": [0, 0, 1, 1, 2, 2],
-                "np6b": [0, 0, 1, 1, 2, 2], "np6c": [0, 0, 1, 1, 2, 2]}
+    # Two runs of each fitted shape (one run's between-host beta varied 2.8-5.1 GB/s on the 2
+    # shared cores, and the prediction with it) and three measured runs of np 6, each row
+    # judged on its median (one run can halve a row).
+    fit_runs = {"np3a": [0, 1, 2], "np2a": [0, 0], "np3b": [0, 1, 2], "np2b": [0, 0],
+                "np6a": [0, 0, 1, 1, 2, 2], "np6b": [0, 0, 1, 1, 2, 2],
+                "np6c": [0, 0, 1, 1, 2, 2]}
     for name, placement in fit_runs.items():
         run_job(net, binary, placement,
                 ["bench", "allreduce", "--transport", "tcp", *SWEEP, "--json", f"{w}/{name}.jsonl"],
                 name)
-    fit = ccscope(binary, "model", "fit", f"{w}/np3.jsonl", f"{w}/np2.jsonl", "--one-machine",
-                  "--out", f"{w}/fit.jsonl")
+    fitted = [f"{w}/{n}.jsonl" for n in ("np3a", "np3b", "np2a", "np2b")]
+    fit = ccscope(binary, "model", "fit", *fitted, "--one-machine", "--out", f"{w}/fit.jsonl")
     log(fit.split("\n  row")[0])
     ccscope(binary, "model", "predict", "--fit", f"{w}/fit.jsonl", "--ranks", "6",
             "--ranks-per-host", "2", "--one-machine", "-b", "1M", "-e", "8M", "--algo",
