@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of `ccscope analyze` with clang (-fsanitize=fuzzer,address): the
-# line parsers, and the pickle reader of Flight Recorder dumps; runs each for a short fixed budget.
+# Builds the libFuzzer targets of every parser of input ccscope did not write, with clang
+# (-fsanitize=fuzzer,address,undefined): the analyzer's line parsers, the pickle reader of Flight
+# Recorder dumps, the file readers (JSON Lines results, rule files, burn-in profiles, NCCL RAS
+# reports) and the rendezvous store's wire protocol (a real server on loopback); runs each for a
+# short fixed budget on a corpus seeded from real files.
 # Usage: scripts/fuzz-analyze.sh [seconds]   (per target, default 60; FUZZ_RUNS=N runs N inputs)
 # Exits non-zero when the build fails or the fuzzer finds a crash, leak or timeout.
 set -euo pipefail
@@ -9,22 +12,33 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SECONDS_BUDGET="${1:-60}"
 WORK="${FUZZ_WORKDIR:-$(mktemp -d /tmp/ccscope-fuzz-analyze.XXXXXX)}"
 CXX="${FUZZ_CXX:-$(command -v clang++-14 || command -v clang++)}"
-mkdir -p "$WORK/corpus" "$WORK/pickle-corpus" "$WORK/artifacts" "$WORK/obj"
+mkdir -p "$WORK/corpus" "$WORK/pickle-corpus" "$WORK/inputs-corpus" "$WORK/store-corpus" \
+  "$WORK/artifacts" "$WORK/obj" "$WORK/pool"
 
 # The default rules are embedded the same way the CMake build does it.
 RULES=$(ls "$ROOT"/diagnostics/rules/*.toml | sort | paste -sd ';' -)
 cmake -DOUT="$WORK/embedded_rules.cc" "-DRULES=$RULES" -P "$ROOT/diagnostics/embed_rules.cmake"
 
-# The analyzer is compiled once and linked into each target.
+# The analyzer is compiled once and linked into each target; the other readers' sources go into
+# an archive, from which each target takes what it uses.
 SOURCES=("$ROOT"/diagnostics/analyze/*.cc "$WORK/embedded_rules.cc" "$ROOT/reports/diagnosis.cc"
          "$ROOT/core/status.cc")
+POOL=()
+for f in "$ROOT"/reports/*.cc "$ROOT"/core/*.cc "$ROOT"/launch/*.cc "$ROOT/burnin/profile.cc"; do
+  case "$f" in */reports/diagnosis.cc|*/core/status.cc) ;; *) POOL+=("$f") ;; esac
+done
 FLAGS=(-std=c++20 -O1 -g -fno-omit-frame-pointer -I"$ROOT")
-TARGETS=(line_parsers_fuzz pickle_reader_fuzz)
+SAN=address,undefined
+TARGETS=(line_parsers_fuzz pickle_reader_fuzz inputs_fuzz store_wire_fuzz)
 echo "fuzz-analyze: building with $CXX"
-(cd "$WORK/obj" && "$CXX" "${FLAGS[@]}" -fsanitize=fuzzer-no-link,address -c "${SOURCES[@]}")
+(cd "$WORK/obj" && "$CXX" "${FLAGS[@]}" -fsanitize=fuzzer-no-link,$SAN -c "${SOURCES[@]}")
+(cd "$WORK/pool" && "$CXX" "${FLAGS[@]}" -fsanitize=fuzzer-no-link,$SAN -c "${POOL[@]}" &&
+  ar rcs "$WORK/libpool.a" ./*.o)
 for target in "${TARGETS[@]}"; do
-  "$CXX" "${FLAGS[@]}" -fsanitize=fuzzer,address "$ROOT/diagnostics/analyze/fuzz/$target.cc" \
-    "$WORK"/obj/*.o -o "$WORK/$target" -ltomlplusplus -lz -lfmt
+  src="$ROOT/diagnostics/analyze/fuzz/$target.cc"
+  [[ -f $src ]] || src="$ROOT/tests/fuzz/$target.cc"
+  "$CXX" "${FLAGS[@]}" -fsanitize=fuzzer,$SAN "$src" "$WORK"/obj/*.o "$WORK/libpool.a" \
+    -o "$WORK/$target" -ltomlplusplus -lz -lfmt -lspdlog -lpthread
 done
 
 # Seeds: the example lines of every rule plus a few multi-line shapes.
@@ -36,13 +50,31 @@ printf '[1,3]<stdout>:[2024-01-01 00:00:00] h:1:2 [0] NCCL WARN NET/IB : Got com
 # The pickle reader's: two Flight Recorder dumps as PyTorch 2.11 wrote them, and a protocol 5
 # pickle with frames, memoize, sets, bytes and an object.
 cp "$ROOT"/diagnostics/analyze/fuzz/pickle_seeds/* "$WORK/pickle-corpus/"
+# The file readers': a first byte picking the reader (0 JSON Lines, 1 rules, 2 profile, 3 RAS),
+# then a real file of that kind from the repository.
+n=0
+seed() { { printf "\\$(printf %03o "$1")"; cat "$2"; } >"$WORK/inputs-corpus/seed-$((n++))"; }
+for f in "$ROOT"/tests/data/burnin/*.jsonl "$ROOT"/tests/data/pairs/*.jsonl; do
+  [[ -f $f ]] && seed 0 "$f"
+done
+for f in "$ROOT"/diagnostics/rules/*.toml; do seed 1 "$f"; done
+for f in "$ROOT"/deploy/profiles/*.toml; do seed 2 "$f"; done
+for f in "$ROOT"/tests/data/ras/*; do [[ -f $f ]] && seed 3 "$f"; done
+# The store's: a hello then a get, a set and a health request; the same as raw bytes.
+printf '\001\005\014\001\000\000\000\000\000\000\000\001\000\000\000k\012\010\001\000\000\000\000\000\000\000' \
+  >"$WORK/store-corpus/hello-get-health"
+printf '\003CCST\003\000\001\000\004\000\000\000abcd' >"$WORK/store-corpus/raw"
 
 LIMIT=(-max_total_time="$SECONDS_BUDGET")
 if [[ -n "${FUZZ_RUNS:-}" ]]; then LIMIT=(-runs="$FUZZ_RUNS"); fi
 failed=0
 for target in "${TARGETS[@]}"; do
-  corpus="$WORK/corpus"
-  if [[ $target == pickle_reader_fuzz ]]; then corpus="$WORK/pickle-corpus"; fi
+  case $target in
+    pickle_reader_fuzz) corpus="$WORK/pickle-corpus" ;;
+    inputs_fuzz) corpus="$WORK/inputs-corpus" ;;
+    store_wire_fuzz) corpus="$WORK/store-corpus" ;;
+    *) corpus="$WORK/corpus" ;;
+  esac
   echo "fuzz-analyze: running $target ${LIMIT[*]} (work dir $WORK)"
   set +e
   "$WORK/$target" "${LIMIT[@]}" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \

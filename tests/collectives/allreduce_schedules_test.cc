@@ -234,8 +234,14 @@ TEST(AllreduceScheduleCheckTest, CatchesBrokenSchedules) {
     // 2. A reduction that drops its second operand: a contribution goes missing.
     auto lossy = buildAll(a, n, count, seg, false);
     lossy[victim].ops[op].kind = OpKind::kCopy;
+    // Judged on every rank's whole output: the dropped operand may sit in scratch, and the
+    // rank that misses the contribution need not be rank 0.
     auto res = testing::simulate(lossy, count);
-    EXPECT_TRUE(!res.ok || res.output[0][lossy[victim].ops[op].dst.offset] != allRanks(n));
+    bool wrong = !res.ok;
+    for (const auto& out : res.output)
+      wrong = wrong || std::any_of(out.begin(), out.end(),
+                                   [&](uint64_t v) { return v != allRanks(n); });
+    EXPECT_TRUE(wrong) << "a reduction dropping an operand went unnoticed";
     // 3. avg scaled twice on one rank.
     auto twice = buildAll(a, n, count, seg, true);
     testing::appendOp(twice[0],
