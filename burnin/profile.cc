@@ -1,12 +1,12 @@
 #include "burnin/profile.h"
 
 #include <fmt/format.h>
-#include <toml++/toml.h>
 
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "core/toml.h"
 #include "core/units.h"
 
 namespace ccscope::burnin {

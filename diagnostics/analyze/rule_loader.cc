@@ -1,11 +1,11 @@
 #include "diagnostics/analyze/rule_loader.h"
 
-#include <toml++/toml.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "core/toml.h"
 
 namespace ccscope::diagnostics {
 namespace {

@@ -123,6 +123,8 @@ TEST(ProfileTest, MistakesNameTheirKey) {
       {"sweep = 1", "sweep: needs to be an array of tables"},
       {"[pairs]\nenabled = false", "no phase is enabled"},
       {"name = \"unterminated", "line 1"},
+      {"[!]", "line 1"},  // a header no key starts: an error, not toml++'s assertion
+      {"[[[1]]]", "line 1"},
   };
   for (const auto& [text, want] : bad) {
     auto p = parseProfile(text, "bad.toml");

@@ -239,8 +239,8 @@ TEST(AllreduceScheduleCheckTest, CatchesBrokenSchedules) {
     auto res = testing::simulate(lossy, count);
     bool wrong = !res.ok;
     for (const auto& out : res.output)
-      wrong = wrong || std::any_of(out.begin(), out.end(),
-                                   [&](uint64_t v) { return v != allRanks(n); });
+      wrong = wrong ||
+              std::any_of(out.begin(), out.end(), [&](uint64_t v) { return v != allRanks(n); });
     EXPECT_TRUE(wrong) << "a reduction dropping an operand went unnoticed";
     // 3. avg scaled twice on one rank.
     auto twice = buildAll(a, n, count, seg, true);

@@ -144,6 +144,8 @@ TEST(RuleLoaderTest, BadRulesAreReportedWithTheirSource) {
   EXPECT_FALSE(bad_layer.isOk());
   auto bad_toml = parseRules("[[rule]\nid=", "b");
   EXPECT_FALSE(bad_toml.isOk());
+  for (const char* header : {"[!]", "[[[1]]]", "[\n"})  // toml++ 3.3 asserted on these
+    EXPECT_FALSE(parseRules(header, "b").isOk()) << header;
   EXPECT_FALSE(loadRules({"/nonexistent/ccscope/rules"}).isOk());
 }
 
