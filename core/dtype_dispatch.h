@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "core/dtype.h"
 
@@ -70,7 +71,14 @@ decltype(auto) dispatchDataType(DataType t, F&& f) {
 
 template <ReduceOp Op, typename A>
 CCSCOPE_HD inline A combine(A x, A y) {
-  if constexpr (Op == ReduceOp::kSum || Op == ReduceOp::kAvg)
+  constexpr bool kArith = Op == ReduceOp::kSum || Op == ReduceOp::kAvg || Op == ReduceOp::kProd;
+  if constexpr (kArith && std::is_integral_v<A>) {
+    // Integers wrap on overflow (as on a GPU, and as the checker expects); C++ defines that for
+    // unsigned arithmetic only, and promotes 8- and 16-bit operands to int first.
+    using U = std::make_unsigned_t<decltype(x + y)>;
+    const U a = static_cast<U>(x), b = static_cast<U>(y);
+    return static_cast<A>(Op == ReduceOp::kProd ? a * b : a + b);
+  } else if constexpr (Op == ReduceOp::kSum || Op == ReduceOp::kAvg)
     return static_cast<A>(x + y);
   else if constexpr (Op == ReduceOp::kProd)
     return static_cast<A>(x * y);

@@ -26,7 +26,7 @@ case "$kind" in
 esac
 build=${2:-$root/build-$kind}
 start=$(date +%s)
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCCSCOPE_CUDA=OFF \
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCCSCOPE_CUDA=OFF -DCCSCOPE_UNIT_TIMEOUT=600 \
   "-DCMAKE_CXX_FLAGS=-O1 -g1 -fno-omit-frame-pointer $flags" \
   "-DCMAKE_EXE_LINKER_FLAGS=$flags" >"$build.cmake.log" 2>&1 || { cat "$build.cmake.log"; exit 1; }
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >"$build.build.log" 2>&1 ||
@@ -39,9 +39,16 @@ cd "$build"
 rc=0
 # The suites of the executables built (gtest's discovery registers no others); lowercase names
 # are the Python and script tests, which run the main build.
-ctest -L unit -E '^[a-z]' -j"$(nproc)" --output-on-failure --timeout 600 || rc=1
+# UCX's cases are left out: the conformance suite forks its ranks from a threaded parent, and
+# GCC 12's sanitizer allocators are not fork-safe (a child's UCX thread start waits forever on
+# an allocator lock held at the fork).
+ctest -L unit -E '^[a-z]|ucx' -j"$(nproc)" --output-on-failure --timeout 600 || rc=1
 if [ "$kind" = asan ]; then
-  ctest -L mp -R '^mp\..*(shm|tcp)' --output-on-failure --timeout 900 || rc=1
+  ctest -L mp -R '^mp\..*(shm|tcp)' -E mpirun --output-on-failure --timeout 900 || rc=1
+  # Open MPI leaks in MPI_Init and unloads the components that allocated it (frames of
+  # "unknown module"): leaks are not judged under mpirun.
+  ASAN_OPTIONS=${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0} \
+    ctest -L mp -R '^mp\..*mpirun.*(shm|tcp)' --output-on-failure --timeout 900 || rc=1
 fi
 echo "sanitize $kind: $([ $rc = 0 ] && echo clean || echo FAILED) in $(($(date +%s) - start)) s"
 exit $rc

@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "core/dtype_dispatch.h"
 
 namespace ccscope::core {
 namespace {
@@ -44,6 +48,18 @@ TEST(DataTypeTest, ParsesNamesListsAndRejectsUnknown) {
   EXPECT_NE(bad.status().message().find("float7"), std::string::npos);
   EXPECT_FALSE(parseReduceOp("mean").isOk());
   EXPECT_EQ(dataTypeSize(DataType::kUint64), 8u);
+}
+
+// Integer sums and products wrap, as on a GPU; signed overflow is undefined in C++, so the
+// sanitized build (scripts/sanitize.sh asan) fails here if it is ever computed signed.
+TEST(CombineTest, IntegersWrapOnOverflow) {
+  constexpr auto kI64 = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ((combine<ReduceOp::kProd, int64_t>(kI64, 2)), -2);
+  EXPECT_EQ((combine<ReduceOp::kSum, int32_t>(std::numeric_limits<int32_t>::max(), 1)),
+            std::numeric_limits<int32_t>::min());
+  EXPECT_EQ((combine<ReduceOp::kProd, uint8_t>(255, 255)), 1);
+  EXPECT_EQ((combine<ReduceOp::kProd, int8_t>(-128, -1)), -128);
+  EXPECT_EQ((combine<ReduceOp::kMin, int8_t>(-128, 5)), -128);
 }
 
 }  // namespace
