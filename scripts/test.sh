@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Set up, build, and run every test: unit tests (the real-logs corpus among them), multi-process
 # tests (real ranks, mpirun, killed and stopped ranks), the HTML report in headless Chromium,
-# faults injected between network-namespace hosts, a short fuzz run of the log parsers, and the
-# static checks (clang-format, clang-tidy, file and function size: scripts/check-code.sh).
+# faults injected between network-namespace hosts, a short fuzz run of every parser of untrusted
+# input, and the static checks (clang-format, clang-tidy, file and function size:
+# scripts/check-code.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh"
