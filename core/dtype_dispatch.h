@@ -76,7 +76,8 @@ CCSCOPE_HD inline A combine(A x, A y) {
     // Integers wrap on overflow (as on a GPU, and as the checker expects); C++ defines that for
     // unsigned arithmetic only, and promotes 8- and 16-bit operands to int first.
     using U = std::make_unsigned_t<decltype(x + y)>;
-    const U a = static_cast<U>(x), b = static_cast<U>(y);
+    using UA = std::make_unsigned_t<A>;  // the low bits are all the result keeps
+    const U a = static_cast<UA>(x), b = static_cast<UA>(y);
     return static_cast<A>(Op == ReduceOp::kProd ? a * b : a + b);
   } else if constexpr (Op == ReduceOp::kSum || Op == ReduceOp::kAvg)
     return static_cast<A>(x + y);
