@@ -3,7 +3,7 @@
 // (type and payload from the fuzzer; magic and version right, so that the handlers are
 // reached, and a correct hello first when the first byte is odd), or, when the first byte's
 // second bit is set, the raw bytes themselves. Replies are read for a few milliseconds; the
-// server must neither crash nor stop answering a well-formed client.
+// server must not crash, and must still accept the next connection and report its ranks' health.
 // Built and run by scripts/fuzz-analyze.sh.
 #include <arpa/inet.h>
 #include <netinet/in.h>
