@@ -57,6 +57,17 @@ int rankAfter(std::string_view body, std::string_view marker) {
   return at == std::string_view::npos ? -1 : toRank(body.substr(at + marker.size()));
 }
 
+// An errno text on a line whose caller a rule of its own names ("The client socket has failed
+// to connect to ... (errno: 113 - No route to host)") is that caller's detail: the caller's rule
+// decides, and the errno's generic reading would only compete with it.
+void dropCallersErrno(std::vector<RuleMatch>& matches) {
+  const bool caller = std::any_of(matches.begin(), matches.end(), [](const RuleMatch& m) {
+    return !m.rule->errno_text && m.rule->spec.kind != reports::FindingKind::kContext;
+  });
+  if (!caller) return;
+  std::erase_if(matches, [](const RuleMatch& m) { return m.rule->errno_text; });
+}
+
 // The triggers, then the cue words (CueTracker), in one keyword index.
 std::vector<std::string> indexKeywords() {
   std::vector<std::string> k = triggerKeywords();
@@ -209,6 +220,7 @@ void Analyzer::dispatchTriggers(const std::vector<int>& triggers, std::string_vi
       file_->crash.start(body, line_number, base);
     } else if (t == kNranks || t == kWorldSize || t == kWorldSizeSpaced) {
       progress_.parseWorldSize(body);
+      if (t == kNranks) devices_.parseLine(body, evidenceAt(body, line_number));
     } else if (t == kNcclVersion) {
       versions_.parseLine(body, base.host, evidenceAt(body, line_number));
     } else if ((t == kZeroOfOne || t == kZeroOutOfOne) && !singleton_fed) {
@@ -284,6 +296,7 @@ void Analyzer::feedLine(std::string_view raw, long line_number) {
   matches_.clear();
   triggers_.clear();
   matcher_.scan(ctx.body, matches_, triggers_);
+  dropCallersErrno(matches_);
   feedCues(ctx.body, line_number);
   if (matches_.empty() && triggers_.empty() && !file_->p2p.active() && !file_->crash.active()) {
     return;
@@ -338,6 +351,7 @@ reports::Diagnosis Analyzer::finish() {
   for (auto& e : hang_.conclude(progress_)) addEvent(std::move(e), base);
   for (auto& e : versions_.conclude()) addEvent(std::move(e), base);
   for (auto& e : worlds_.conclude()) addEvent(std::move(e), base);
+  for (auto& e : devices_.conclude()) addEvent(std::move(e), base);
   for (auto& e : plugins_.conclude()) addEvent(std::move(e), base);
   return reason(acc_, files_, lines_, cues_.guess());
 }

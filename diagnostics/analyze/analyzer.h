@@ -15,6 +15,7 @@
 #include "diagnostics/analyze/block_parsers.h"
 #include "diagnostics/analyze/crash_site.h"
 #include "diagnostics/analyze/cue_tracker.h"
+#include "diagnostics/analyze/device_tracker.h"
 #include "diagnostics/analyze/finding_accumulator.h"
 #include "diagnostics/analyze/hang_snapshot.h"
 #include "diagnostics/analyze/hang_tracker.h"
@@ -98,6 +99,7 @@ class Analyzer {
   ProgressTracker progress_;
   VersionTracker versions_;
   WorldTracker worlds_;
+  DeviceTracker devices_;
   NetPluginTracker plugins_;
   CueTracker cues_;
   HangTracker hang_;

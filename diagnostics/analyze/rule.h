@@ -49,6 +49,9 @@ struct Rule {
   std::vector<std::string> closes;
   bool one_host = false;
   int closed_by_rank = -1;
+  // The signature is an operating system's error text that any caller prints ("No route to
+  // host"): on a line that a rule naming the caller also matches, that rule decides the layer.
+  bool errno_text = false;
   std::vector<std::string> examples;     // lines the rule must match
   std::vector<std::string> near_misses;  // lines it must not match
   std::string source;                    // file the rule came from

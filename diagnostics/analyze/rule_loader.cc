@@ -78,6 +78,7 @@ core::Result<Rule> ruleFromTable(const toml::table& t, const std::string& source
   if (r.one_host && r.opens.empty()) {
     return ruleError(source, r.spec.id, "one_host applies only to a rule that opens a phase");
   }
+  r.errno_text = t["errno"].value_or(false);
   r.examples = stringsOf(t, "example");
   r.near_misses = stringsOf(t, "near_miss");
   return r;

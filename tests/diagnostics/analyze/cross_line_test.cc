@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "diagnostics/analyze/device_tracker.h"
 #include "diagnostics/analyze/world_tracker.h"
 #include "test_util.h"
 
@@ -145,6 +146,88 @@ TEST(CrossLineTest, HostsThatAgreeOnTheirNetworkPluginAreNotBlamed) {
     const auto d = analyzeMemory({{"a.log", lines}});
     EXPECT_FALSE(hasFinding(d, "library.nccl-net-plugin-differs")) << lines.front();
   }
+}
+
+}  // namespace
+}  // namespace ccscope::diagnostics
+
+namespace ccscope::diagnostics {
+namespace {
+
+using testing::analyzeMemory;
+
+std::string initLine(const std::string& host, int pid, int rank, const std::string& bus,
+                     const std::string& comm_id) {
+  return fmt::format(
+      "{}:{}:{} [0] NCCL INFO ncclCommInitRank comm 0x55aa{} rank {} nranks 2 "
+      "cudaDev 0 nvmlDev 0 busId {}{} - Init START",
+      host, pid, pid + 7, rank, rank, bus, comm_id.empty() ? "" : " commId " + comm_id);
+}
+
+TEST(DeviceTrackerTest, TwoProcessesOfOneCommunicatorOnOneGpuAreTheApplicationsDeviceChoice) {
+  const auto d = analyzeMemory(
+      {{"out.txt",
+        {initLine("w0", 42, 0, "100000", "0xaa9b"), initLine("w0", 43, 1, "100000", "0xaa9b")}}});
+  EXPECT_EQ(d.layer, core::Layer::kApplication) << d.verdict;
+  EXPECT_NE(d.verdict.find("busId 100000"), std::string::npos) << d.verdict;
+  EXPECT_NE(d.verdict.find("host w0"), std::string::npos) << d.verdict;
+}
+
+TEST(DeviceTrackerTest, ACommunicatorThatCompletedItsInitPassedNcclsOwnCheck) {
+  // Two processes with their own NCCL_HOSTID share a GPU: NCCL completes the init.
+  std::string done = initLine("w0", 43, 1, "100000", "0xaa9b");
+  done.replace(done.find("START"), 5, "COMPLETE");
+  const auto d = analyzeMemory({{"out.txt",
+                                 {initLine("w0", 42, 0, "100000", "0xaa9b"),
+                                  initLine("w0", 43, 1, "100000", "0xaa9b"), done}}});
+  EXPECT_NE(d.layer, core::Layer::kApplication) << d.verdict;
+}
+
+TEST(DeviceTrackerTest, OneProcessInSeveralCommunicatorsOrRanksOnTheirOwnGpusAreHealthy) {
+  const std::vector<std::vector<std::string>> healthy = {
+      // one process, rank 0 of one communicator and rank 1 of another, both on its GPU
+      {initLine("w0", 42, 0, "1b000", ""), initLine("w0", 42, 1, "1b000", "")},
+      // two processes on their own GPUs
+      {initLine("w0", 42, 0, "1b000", "0x1"), initLine("w0", 43, 1, "1c000", "0x1")},
+      // one bus id on two hosts
+      {initLine("w0", 42, 0, "1b000", "0x1"), initLine("w1", 42, 1, "1b000", "0x1")},
+      // one GPU in two communicators of two processes (two jobs' logs side by side)
+      {initLine("w0", 42, 0, "1b000", "0x1"), initLine("w0", 43, 1, "1b000", "0x2")},
+      // the same rank twice (init, then teardown of one process restarted)
+      {initLine("w0", 42, 0, "1b000", "0x1"), initLine("w0", 50, 0, "1b000", "0x1")}};
+  for (const auto& lines : healthy) {
+    const auto d = analyzeMemory({{"out.txt", lines}});
+    EXPECT_NE(d.layer, core::Layer::kApplication) << lines.back() << ": " << d.verdict;
+  }
+}
+
+TEST(DeviceTrackerTest, ReadsTheFieldsOfAnInitLine) {
+  const auto l = parseNcclInitLine(initLine("gpu-7.cluster", 4242, 3, "e1000", "0x1f"));
+  EXPECT_EQ(l.host, "gpu-7.cluster");
+  EXPECT_EQ(l.pid, "4242");
+  EXPECT_EQ(l.rank, 3);
+  EXPECT_EQ(l.bus_id, "e1000");
+  EXPECT_EQ(l.comm, "0x1f");
+  EXPECT_TRUE(parseNcclInitLine("NCCL INFO rank 3 nranks 4 busId e1000").host.empty());
+  EXPECT_TRUE(parseNcclInitLine("h:1:2 [0] NCCL INFO Channel 00 : rank 3 nranks 4").host.empty());
+}
+
+// An errno text is its caller's detail: the caller's rule decides where one matches the line.
+TEST(ErrnoTextTest, TheCallersRuleDecidesAndTheErrnoAloneIsNoHighConfidence) {
+  auto d = analyzeMemory(
+      {{"out.txt",
+        {"torch.distributed.DistNetworkError: The client socket has failed to connect to any "
+         "network address of (10.0.0.9, 29500). The client socket has failed to connect to "
+         "10.0.0.9:29500 (errno: 113 - No route to host)."}}});
+  EXPECT_EQ(d.layer, core::Layer::kBootstrap) << d.verdict;
+  d = analyzeMemory({{"out.txt", {"connect() to 10.0.0.9 failed: No route to host"}}});
+  EXPECT_EQ(d.layer, core::Layer::kHostNetwork) << d.verdict;
+  EXPECT_EQ(d.confidence, "medium") << d.verdict;
+  d = analyzeMemory({{"out.txt",
+                      {"h1:7:8 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to "
+                       "10.2.0.7<43215> failed : No route to host"}}});
+  EXPECT_EQ(d.layer, core::Layer::kHostNetwork) << d.verdict;
+  EXPECT_EQ(d.confidence, "high") << d.verdict;
 }
 
 }  // namespace
