@@ -107,9 +107,9 @@ std::vector<Event> DeviceTracker::conclude() const {
     Event e;
     e.spec = &duplicateDeviceSpec();
     e.verdict = fmt::format(
-        "ranks {} and {} joined one communicator on the same GPU (busId {}) "
-        "on host {}: the ranks do not each select their own device",
-        c.first.rank, c.second.rank, c.bus_id, c.host);
+        "ranks {} and {} joined one communicator on the same GPU (busId {}): the ranks do not "
+        "each select their own device",
+        c.first.rank, c.second.rank, c.bus_id);
     e.rank = c.second.rank;
     e.other_rank = c.first.rank;
     e.host = c.host;

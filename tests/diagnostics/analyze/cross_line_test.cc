@@ -170,7 +170,7 @@ TEST(DeviceTrackerTest, TwoProcessesOfOneCommunicatorOnOneGpuAreTheApplicationsD
         {initLine("w0", 42, 0, "100000", "0xaa9b"), initLine("w0", 43, 1, "100000", "0xaa9b")}}});
   EXPECT_EQ(d.layer, core::Layer::kApplication) << d.verdict;
   EXPECT_NE(d.verdict.find("busId 100000"), std::string::npos) << d.verdict;
-  EXPECT_NE(d.verdict.find("host w0"), std::string::npos) << d.verdict;
+  EXPECT_EQ(d.culprit.hosts, std::vector<std::string>{"w0"}) << d.verdict;
 }
 
 TEST(DeviceTrackerTest, ACommunicatorThatCompletedItsInitPassedNcclsOwnCheck) {
