@@ -132,7 +132,7 @@ Status parseTransportOptions(const RawOptions& r, bench::BenchConfig& c) {
   c.transport = r.transport;
   if (c.transport != "mpi" && !transports::isTransport(c.transport))
     return Status(core::Code::kInvalidArgument,
-                  fmt::format("unknown transport '{}' (built in: {}, mpi)", c.transport,
+                  fmt::format("unknown transport '{}' (known: {}, mpi)", c.transport,
                               transports::transportNames()));
   if (r.algo.empty()) {
     auto names = collectives::algorithmNames(c.collective);

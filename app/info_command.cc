@@ -38,7 +38,7 @@ diagnostics::GpuLayerOptions gpuOptions(const InfoOptions& o) {
 int printJson(const InfoOptions& o) {
   nlohmann::json j = {{"version", CCSCOPE_VERSION},
                       {"host", hostName()},
-                      {"transports", transports::transportNames()},
+                      {"transports", transports::transportNames(true)},
                       {"components", nlohmann::json::array()}};
   for (const auto& c : transports::probeComponents())
     j["components"].push_back({{"name", c.name},
@@ -56,7 +56,7 @@ int runInfo(const InfoOptions& o) {
   if (o.gpu_probe_child >= 0) return transports::runGpuKernelProbeChild(o.gpu_probe_child);
   if (o.json) return printJson(o);
   fmt::print("ccscope {} on {}\n", CCSCOPE_VERSION, hostName());
-  fmt::print("transports built in: {}", transports::transportNames());
+  fmt::print("transports built in: {}", transports::transportNames(true));
 #ifdef CCSCOPE_HAVE_MPI
   fmt::print(", mpi (baseline: --transport mpi --algo native)\n");
   fmt::print("  mpi: {}\n", collectives::mpi::libraryVersion());

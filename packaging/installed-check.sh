@@ -6,7 +6,12 @@ set -eu
 fail() { echo "installed-check: $*" >&2; exit 1; }
 [ "$(command -v ccscope)" = /usr/bin/ccscope ] || fail "ccscope is not /usr/bin/ccscope"
 ccscope --version
-ccscope info
+info=$(ccscope info)
+echo "$info"
+# What info calls built in is what the binary links: no nccl without libnccl.
+if ! ldd /usr/bin/ccscope | grep -q libnccl; then
+  echo "$info" | grep '^transports built in:' | grep -qv nccl || fail "info lists nccl, not linked"
+fi
 ccscope bench allreduce --np 2 -b 8 -e 64K --iters 5 --warmup_iters 1
 log=$(mktemp)
 echo "NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1a000" >"$log"

@@ -211,6 +211,7 @@ bool movesDeviceMemoryOnly(const std::string& name);
 // Whether this host can run `name` at all (a device it needs exists), asked once before ranks
 // start: kUnavailable (exit 5) with the reason; OK for transports that need nothing.
 core::Status transportUsable(const std::string& name);
-std::string transportNames();  // "shm, tcp"
+// "shm, tcp, ...": every name --transport takes, or only those compiled into this binary.
+std::string transportNames(bool built_only = false);
 
 }  // namespace ccscope::transports

@@ -25,30 +25,46 @@ namespace {
 struct TransportEntry {
   const char* name;
   std::unique_ptr<Transport> (*make)(const TransportOptions&);
+  bool built;  // compiled in; else make returns null
 };
 
 // Every transport compiled in: a new one adds its line here (docs/architecture.md, "Adding a
 // transport").
 // Not compiled in: makeTransport says so (exit 5).
-#ifndef CCSCOPE_HAVE_CUDA_IPC
+#ifdef CCSCOPE_HAVE_CUDA_IPC
+constexpr bool kCudaIpcBuilt = true;
+#else
+constexpr bool kCudaIpcBuilt = false;
 std::unique_ptr<Transport> makeCudaIpcTransport(const TransportOptions& /*opts*/) {
   return nullptr;
 }
 #endif
-#ifndef CCSCOPE_HAVE_NCCL_TRANSPORT
+#ifdef CCSCOPE_HAVE_NCCL_TRANSPORT
+constexpr bool kNcclBuilt = true;
+#else
+constexpr bool kNcclBuilt = false;
 std::unique_ptr<Transport> makeNcclTransport(const TransportOptions& /*opts*/) { return nullptr; }
 #endif
-#ifndef CCSCOPE_HAVE_UCX_TRANSPORT
+#ifdef CCSCOPE_HAVE_UCX_TRANSPORT
+constexpr bool kUcxBuilt = true;
+#else
+constexpr bool kUcxBuilt = false;
 std::unique_ptr<Transport> makeUcxTransport(const TransportOptions& /*opts*/) { return nullptr; }
 #endif
-#ifndef CCSCOPE_HAVE_VERBS_TRANSPORT
+#ifdef CCSCOPE_HAVE_VERBS_TRANSPORT
+constexpr bool kVerbsBuilt = true;
+#else
+constexpr bool kVerbsBuilt = false;
 std::unique_ptr<Transport> makeVerbsTransport(const TransportOptions& /*opts*/) { return nullptr; }
 #endif
 
 constexpr std::array kTransports{
-    TransportEntry{"shm", makeShmTransport},          TransportEntry{"tcp", makeTcpTransport},
-    TransportEntry{"cuda-ipc", makeCudaIpcTransport}, TransportEntry{"nccl", makeNcclTransport},
-    TransportEntry{"ucx", makeUcxTransport},          TransportEntry{"verbs", makeVerbsTransport},
+    TransportEntry{"shm", makeShmTransport, true},
+    TransportEntry{"tcp", makeTcpTransport, true},
+    TransportEntry{"cuda-ipc", makeCudaIpcTransport, kCudaIpcBuilt},
+    TransportEntry{"nccl", makeNcclTransport, kNcclBuilt},
+    TransportEntry{"ucx", makeUcxTransport, kUcxBuilt},
+    TransportEntry{"verbs", makeVerbsTransport, kVerbsBuilt},
 };
 
 }  // namespace
@@ -70,7 +86,7 @@ core::Result<std::unique_ptr<Transport>> makeTransport(const std::string& name,
                                      : core::Layer::kLibrary);
   }
   return core::Status(core::Code::kInvalidArgument,
-                      fmt::format("unknown transport '{}' (built in: {})", name, transportNames()));
+                      fmt::format("unknown transport '{}' (known: {})", name, transportNames()));
 }
 
 core::Status transportUsable(const std::string& name) {
@@ -94,10 +110,10 @@ bool isTransport(const std::string& name) {
 
 bool movesDeviceMemoryOnly(const std::string& name) { return name == "cuda-ipc" || name == "nccl"; }
 
-std::string transportNames() {
+std::string transportNames(bool built_only) {
   std::string out;
   for (const TransportEntry& t : kTransports)
-    out += (out.empty() ? "" : ", ") + std::string(t.name);
+    if (t.built || !built_only) out += (out.empty() ? "" : ", ") + std::string(t.name);
   return out;
 }
 
