@@ -231,6 +231,10 @@ void Analyzer::dispatchTriggers(const std::vector<int>& triggers, std::string_vi
       launch_fed = true;
     } else if (t == kNetPlugin || t == kPluginPath) {
       plugins_.parseLine(body, base.host, evidenceAt(body, line_number));
+    } else if (t == kGlobalRank) {
+      claims_.parseClaim(body, evidenceAt(body, line_number));
+    } else if (t == kRegistered) {
+      claims_.noteRegistered();
     } else if (t >= kRasOperation && t <= kRasCounts) {
       feedRasLine(t - kRasOperation, body, line_number, derived);
     } else if ((t == kSeqNum || t == kNcclWork)) {
@@ -352,6 +356,7 @@ reports::Diagnosis Analyzer::finish() {
   for (auto& e : versions_.conclude()) addEvent(std::move(e), base);
   for (auto& e : worlds_.conclude()) addEvent(std::move(e), base);
   for (auto& e : devices_.conclude()) addEvent(std::move(e), base);
+  for (auto& e : claims_.conclude()) addEvent(std::move(e), base);
   for (auto& e : plugins_.conclude()) addEvent(std::move(e), base);
   return reason(acc_, files_, lines_, cues_.guess());
 }

@@ -100,6 +100,7 @@ class Analyzer {
   VersionTracker versions_;
   WorldTracker worlds_;
   DeviceTracker devices_;
+  RankClaimTracker claims_;
   NetPluginTracker plugins_;
   CueTracker cues_;
   HangTracker hang_;

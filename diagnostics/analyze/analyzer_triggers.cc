@@ -33,6 +33,8 @@ const std::vector<std::string>& triggerKeywords() {
       "MISMATCH",               // kRasMismatch
       "considered dead",        // kRasDead
       " operation counts",      // kRasCounts
+      "GLOBAL_RANK: ",          // kGlobalRank
+      "processes registered",   // kRegistered
       "Caught signal",          // kFirstCrash
       "received signal",
       "Segmentation fault",

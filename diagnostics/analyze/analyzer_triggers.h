@@ -35,6 +35,8 @@ enum Trigger {
   kRasMismatch,
   kRasDead,
   kRasCounts,
+  kGlobalRank,
+  kRegistered,
   kFirstCrash,  // the rest report a fatal signal
 };
 }  // namespace triggers

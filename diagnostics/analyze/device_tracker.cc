@@ -119,4 +119,68 @@ std::vector<Event> DeviceTracker::conclude() const {
   return out;
 }
 
+namespace {
+
+constexpr int kMaxWorld = 1 << 20;
+constexpr size_t kMaxClaimedRanks = 16384;  // past it the claims are not judged (memory)
+
+// The number right after `marker` ("GLOBAL_RANK: 3" -> 3); -1 when there is none.
+int numberAfter(std::string_view body, std::string_view marker) {
+  const size_t at = body.find(marker);
+  if (at == std::string_view::npos) return -1;
+  size_t i = at + marker.size(), end = i;
+  while (end < body.size() && end - i < 7 && std::isdigit(static_cast<unsigned char>(body[end])))
+    ++end;
+  return end > i ? toInt(body.substr(i, end - i)) : -1;
+}
+
+}  // namespace
+
+const FindingSpec& rankClaimedTwiceSpec() {
+  static const FindingSpec spec{
+      "bootstrap.rank-claimed-twice",
+      core::Layer::kBootstrap,
+      reports::FindingKind::kRoot,
+      60,
+      "one rank was claimed by several processes while other ranks never appeared: the launcher "
+      "started processes with each other's ranks",
+      "Make the launcher's task layout match the framework's (Slurm --nodes and "
+      "--ntasks-per-node against num_nodes x devices; one launcher per node, not one per "
+      "process), and check that each process derives its rank from its own task id."};
+  return spec;
+}
+
+void RankClaimTracker::parseClaim(std::string_view body, const reports::Evidence& where) {
+  const int rank = numberAfter(body, "GLOBAL_RANK: ");
+  const size_t member = body.find("MEMBER: ");
+  if (rank < 0 || member == std::string_view::npos) return;
+  const size_t slash = body.find('/', member);
+  const int world = slash == std::string_view::npos ? -1 : numberAfter(body.substr(slash), "/");
+  if (world <= 0 || world > kMaxWorld || rank >= world) return;
+  world_ = std::max(world_, world);
+  if (claims_.size() >= kMaxClaimedRanks && !claims_.count(rank)) {
+    overflow_ = true;
+    return;
+  }
+  auto [it, first] = claims_.try_emplace(rank, Claim{0, where});
+  if (++it->second.lines == 2 && twice_ < 0) {
+    twice_ = rank;
+    evidence_ = {it->second.first, where};
+  }
+}
+
+std::vector<Event> RankClaimTracker::conclude() const {
+  const auto distinct = static_cast<int>(claims_.size());
+  if (registered_ || overflow_ || twice_ < 0 || distinct >= world_) return {};
+  Event e;
+  e.spec = &rankClaimedTwiceSpec();
+  e.verdict = fmt::format(
+      "rank {} was claimed by {} processes while {} of the {} ranks never appeared: the "
+      "launcher started processes with each other's ranks",
+      twice_, claims_.at(twice_).lines, world_ - distinct, world_);
+  e.rank = twice_;
+  e.evidence = evidence_;
+  return {e};
+}
+
 }  // namespace ccscope::diagnostics

@@ -40,6 +40,32 @@ class DeviceTracker {
   std::set<std::string> accepted_;  // (host, communicator) that logged "Init COMPLETE"
 };
 
+// RankClaimTracker: one rank claimed by several processes while other ranks never appear
+// ("initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/8" twice, ranks 4 to 7 never), and the world
+// never formed (no "All distributed processes registered"): the launcher started processes
+// with each other's ranks, as a task count that does not match the framework's nodes x
+// devices does. A full second round of every rank (a restart) is no such claim.
+class RankClaimTracker {
+ public:
+  void parseClaim(std::string_view body, const reports::Evidence& where);
+  void noteRegistered() { registered_ = true; }
+  std::vector<Event> conclude() const;
+
+ private:
+  struct Claim {
+    int lines = 0;  // lines that claimed the rank
+    reports::Evidence first;
+  };
+  std::map<int, Claim> claims_;
+  int world_ = 0;
+  int twice_ = -1;  // the first rank claimed twice
+  std::vector<reports::Evidence> evidence_;
+  bool registered_ = false;
+  bool overflow_ = false;
+};
+
+const FindingSpec& rankClaimedTwiceSpec();
+
 // The communicator init fields of one NCCL line; empty strings when the line has none.
 struct NcclInitLine {
   std::string host, pid, comm, bus_id;

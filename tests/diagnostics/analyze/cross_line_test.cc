@@ -232,3 +232,40 @@ TEST(ErrnoTextTest, TheCallersRuleDecidesAndTheErrnoAloneIsNoHighConfidence) {
 
 }  // namespace
 }  // namespace ccscope::diagnostics
+
+namespace ccscope::diagnostics {
+namespace {
+
+using testing::analyzeMemory;
+
+std::vector<std::string> claims(const std::vector<int>& ranks, int world) {
+  std::vector<std::string> out;
+  for (int r : ranks)
+    out.push_back(fmt::format("initializing ddp: GLOBAL_RANK: {}, MEMBER: {}/{}", r, r + 1, world));
+  return out;
+}
+
+TEST(RankClaimTest, ARankClaimedTwiceWhileOthersNeverAppearIsTheLaunchers) {
+  const auto d = analyzeMemory({{"out.txt", claims({1, 1, 2, 2, 0, 0}, 8)}});
+  EXPECT_EQ(d.layer, core::Layer::kBootstrap) << d.verdict;
+  EXPECT_NE(d.verdict.find("rank 1 was claimed by 2 processes while 5 of the 8"), std::string::npos)
+      << d.verdict;
+}
+
+TEST(RankClaimTest, EveryRankTwiceOrAWorldThatFormedIsNoClaim) {
+  // A second round of every rank (fit, then test; or a restart).
+  auto d = analyzeMemory({{"out.txt", claims({0, 1, 0, 1}, 2)}});
+  EXPECT_EQ(d.verdict.find("claimed by"), std::string::npos) << d.verdict;
+  // One node's console of a larger job, after the world formed.
+  auto lines = claims({0, 1, 0, 1}, 8);
+  lines.insert(lines.begin() + 2,
+               "All distributed processes registered. Starting with 8 processes");
+  d = analyzeMemory({{"out.txt", lines}});
+  EXPECT_EQ(d.verdict.find("claimed by"), std::string::npos) << d.verdict;
+  // Each rank once.
+  d = analyzeMemory({{"out.txt", claims({0, 1, 2}, 8)}});
+  EXPECT_EQ(d.verdict.find("claimed by"), std::string::npos) << d.verdict;
+}
+
+}  // namespace
+}  // namespace ccscope::diagnostics
