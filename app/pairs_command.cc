@@ -16,7 +16,7 @@ namespace ccscope::app {
 
 namespace {
 
-struct RawOptions {
+struct PairsRawOptions {
   PairsOptions p;
   std::string scope = "hosts", size = "1M", timeout = "30s", seconds = "200ms";
   double degraded = 0.7, failed = 0.3;
@@ -41,7 +41,7 @@ int printEstimate(const PairsOptions& o, int hosts) {
   return kExitOk;
 }
 
-int run(RawOptions& raw) {
+int runPairs(PairsRawOptions& raw) {
   auto scope = burnin::parseScope(raw.scope);
   if (!scope) return usageError(scope.status().message());
   raw.p.scope = *scope;
@@ -84,7 +84,7 @@ int run(RawOptions& raw) {
 }  // namespace
 
 Command addPairsCommand(CLI::App& root, const std::vector<std::string>& argv) {
-  auto raw = std::make_shared<RawOptions>();
+  auto raw = std::make_shared<PairsRawOptions>();
   raw->argv = argv;
   CLI::App* c = root.add_subcommand(
       "pairs", "Measure every link in rounds of disjoint pairs and name slow hosts and links");
@@ -111,7 +111,7 @@ Command addPairsCommand(CLI::App& root, const std::vector<std::string>& argv) {
       ->check(CLI::Range(2, 1000000));
   c->add_option("--json", raw->p.json_path, "Write pair records as JSON Lines to this file");
   c->add_option("--ifname", raw->p.ifname, "tcp: network interface to use");
-  return {c, [raw] { return run(*raw); }};
+  return {c, [raw] { return runPairs(*raw); }};
 }
 
 }  // namespace ccscope::app

@@ -5,7 +5,7 @@ pkgs=(build-essential cmake pkg-config git libcli11-dev libspdlog-dev libfmt-dev
       libgtest-dev googletest zlib1g-dev libtomlplusplus-dev openmpi-bin libopenmpi-dev
       libucx-dev ucx-utils libibverbs-dev librdmacm-dev rdma-core ibverbs-utils
       iproute2 iptables procps python3 libxml2-utils chromium clang-format clang-tidy
-      slurmd slurmctld slurm-client munge python3-yaml)
+      slurmd slurmctld slurm-client munge python3-yaml ninja-build)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

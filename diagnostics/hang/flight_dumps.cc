@@ -15,7 +15,7 @@
 namespace ccscope::diagnostics {
 namespace {
 
-std::string envOf(const HangProcess& p, const char* key) {
+std::string processEnv(const HangProcess& p, const char* key) {
   auto it = p.env.find(key);
   return it == p.env.end() ? std::string() : it->second;
 }
@@ -37,8 +37,8 @@ double startEpoch(int pid) {
 
 // The dump file PyTorch writes for `p` (the on-timeout dump, or one the pipe asked for).
 std::string dumpPath(const HangProcess& p) {
-  std::string stem = envOf(p, "TORCH_FR_DUMP_TEMP_FILE");
-  if (stem.empty()) stem = envOf(p, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE");
+  std::string stem = processEnv(p, "TORCH_FR_DUMP_TEMP_FILE");
+  if (stem.empty()) stem = processEnv(p, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE");
   if (stem.empty()) stem = "/tmp/nccl_trace_rank_";
   return p.rank >= 0 ? stem + std::to_string(p.rank) : std::string();
 }
@@ -132,7 +132,7 @@ void readFlightRecorder(bool trigger, std::chrono::steady_clock::time_point dead
   int triggered = 0, read = 0;
   std::vector<std::pair<HangProcess*, double>> waiting;  // triggered: the mtime before
   for (auto& p : snap.processes) {
-    const std::string pipe_stem = envOf(p, "TORCH_NCCL_DEBUG_INFO_PIPE_FILE");
+    const std::string pipe_stem = processEnv(p, "TORCH_NCCL_DEBUG_INFO_PIPE_FILE");
     if (!trigger || pipe_stem.empty() || p.rank < 0) continue;
     const std::string pipe = pipe_stem + std::to_string(p.rank) + ".pipe";
     const int fd = ::open(pipe.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);

@@ -110,7 +110,7 @@ Env readEnviron(const std::string& path, bool& ok) {
   return env;
 }
 
-std::string envValue(const Env& env, const std::string& key) {
+std::string scanEnvValue(const Env& env, const std::string& key) {
   for (const auto& [k, v] : env)
     if (k == key) return v;
   return {};
@@ -185,7 +185,7 @@ void readStatus(const std::string& path, HangProcess& p) {
 int rankFromEnvironment(const Env& env, int* local_rank, int* world_size) {
   auto first = [&env](std::initializer_list<const char*> keys) {
     for (const char* k : keys) {
-      const int v = toInt(envValue(env, k));
+      const int v = toInt(scanEnvValue(env, k));
       if (v >= 0) return v;
     }
     return -1;
@@ -233,9 +233,9 @@ bool readCandidate(const ProcScanOptions& opt, int pid, ProcScan& scan,
                                         std::strerror(errno)));
   }
   c.p.rank = rankFromEnvironment(env, &c.p.local_rank, &c.p.world_size);
-  c.has_rank_env = !envValue(env, "RANK").empty() ||
-                   !envValue(env, "OMPI_COMM_WORLD_RANK").empty() ||
-                   !envValue(env, "PMI_RANK").empty() || !envValue(env, "PMIX_RANK").empty();
+  c.has_rank_env =
+      !scanEnvValue(env, "RANK").empty() || !scanEnvValue(env, "OMPI_COMM_WORLD_RANK").empty() ||
+      !scanEnvValue(env, "PMI_RANK").empty() || !scanEnvValue(env, "PMIX_RANK").empty();
   if (opt.pids.empty() && c.p.rank < 0) return false;
   if (opt.pids.empty() && st.comm == "ccscope") return false;
   readMaps(dir + "/maps", c.p);

@@ -6,6 +6,8 @@
 #include <string>
 #include <thread>
 
+#include "diagnostics/live/optional_text.h"
+
 namespace ccscope::diagnostics {
 
 using core::Layer;
@@ -29,11 +31,6 @@ std::string probeLine(const ChildRun& run, const std::string& key) {
 
 bool probes(const GpuLayerOptions& o, const GpuDevice& d) {
   return d.cuda_index >= 0 && (o.share_of <= 0 || d.cuda_index % o.share_of == o.share_index);
-}
-
-template <typename T>
-json orNull(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
 }
 
 json readingsJson(const transports::NvmlReading& n) {

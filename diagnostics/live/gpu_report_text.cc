@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "diagnostics/live/gpu_layer.h"
+#include "diagnostics/live/optional_text.h"
 
 namespace ccscope::diagnostics {
 
@@ -10,11 +11,6 @@ using transports::GpuDevice;
 using transports::GpuReport;
 
 namespace {
-
-template <typename T>
-std::string show(const std::optional<T>& v) {
-  return v ? fmt::format("{}", *v) : "?";
-}
 
 std::string yesNo(const std::optional<bool>& v, const char* yes, const char* no) {
   return v ? (*v ? yes : no) : "?";

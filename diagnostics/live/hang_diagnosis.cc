@@ -19,10 +19,10 @@ using reports::Diagnosis;
 
 namespace {
 
-std::string hostOf(const RankHealth& h) { return h.host.empty() ? h.addr : h.host; }
+std::string healthHost(const RankHealth& h) { return h.host.empty() ? h.addr : h.host; }
 // "h3 (10.213.0.4)"; a label that already carries the address ("node (10.213.0.4)") stays as is.
 std::string hostWithAddr(const RankHealth& h) {
-  const std::string host = hostOf(h);
+  const std::string host = healthHost(h);
   return h.addr.empty() || host.find(h.addr) != std::string::npos
              ? host
              : fmt::format("{} ({})", host, h.addr);
@@ -47,14 +47,14 @@ std::string endedBy(const RankHealth& h) {
 
 void blame(Diagnosis& d, const RankHealth& h) {
   d.culprit.ranks.push_back(h.rank);
-  if (!hostOf(h).empty()) d.culprit.hosts.push_back(hostOf(h));
+  if (!healthHost(h).empty()) d.culprit.hosts.push_back(healthHost(h));
 }
 
 void addEvidence(Diagnosis& d, const HangInputs& in) {
   d.evidence.push_back({"", 0, fmt::format("rank {}: {}", in.self, in.failure.toString())});
   for (const RankHealth& h : in.table) {
     std::string line =
-        fmt::format("rank {} ({}): {}", h.rank, hostOf(h), launch::rankStateName(h.state));
+        fmt::format("rank {} ({}): {}", h.rank, healthHost(h), launch::rankStateName(h.state));
     if (h.state == RankState::kFrozen)
       line += fmt::format(", no heartbeat for {} ms", h.ms_since_heartbeat);
     if (h.state == RankState::kGone)
@@ -107,17 +107,17 @@ std::optional<Diagnosis> deadOrFrozen(const HangInputs& in) {
                        "ping it from the other hosts.");
     for (const RankHealth* h : bad)
       if (h->addr == first.addr) blame(d, *h);
-    d.culprit.links.push_back(fmt::format("{} <-> rest of the job", hostOf(first)));
+    d.culprit.links.push_back(fmt::format("{} <-> rest of the job", healthHost(first)));
     return d;
   }
   bool gone = first.state == RankState::kGone;
   Diagnosis d =
       make(Layer::kApplication,
            gone ? fmt::format("rank {} on {} exited or was killed{} while the others waited for it",
-                              first.rank, hostOf(first), endedBy(first))
+                              first.rank, healthHost(first), endedBy(first))
                 : fmt::format("rank {} on {} stopped responding: no heartbeat for {:.1f} s while "
                               "its host still answers (process stopped, e.g. SIGSTOP, or hung)",
-                              first.rank, hostOf(first), first.ms_since_heartbeat / 1e3),
+                              first.rank, healthHost(first), first.ms_since_heartbeat / 1e3),
            gone ? "Look at that rank's own output and exit status (OOM killer: dmesg; a crash: "
                   "core dump); rerun with the same ranks to see whether it repeats."
                 : "Inspect the process (state in /proc/PID/status, gdb -p PID, py-spy dump): is it "
@@ -171,22 +171,23 @@ const RankHealth* healthOf(const HangInputs& in, int rank) {
 Diagnosis starvedLink(const RankHealth& x, const RankHealth& y, const Snapshot* sy = nullptr) {
   const RankHealth *a = &x, *b = &y;
   if (a->rank > b->rank) std::swap(a, b);  // culprit ranks lower first
-  bool same_host = hostOf(*a) == hostOf(*b);
-  Diagnosis d = make(
-      same_host ? Layer::kLibrary : Layer::kHostNetwork,
-      fmt::format("rank {} ({}) waits for data from rank {} ({}), which is alive and has "
-                  "sent it or waits in turn: the {} between them is not delivering",
-                  x.rank, hostOf(x), y.rank, hostOf(y), same_host ? "transport" : "network path"),
-      same_host ? "Rerun with another transport (--transport tcp) to isolate the transport."
-                : "Test that pair of hosts directly (ccscope diagnose, ping, iperf); look for "
-                  "firewall rules, MTU mismatches or a faulty link between them.");
+  bool same_host = healthHost(*a) == healthHost(*b);
+  Diagnosis d =
+      make(same_host ? Layer::kLibrary : Layer::kHostNetwork,
+           fmt::format("rank {} ({}) waits for data from rank {} ({}), which is alive and has "
+                       "sent it or waits in turn: the {} between them is not delivering",
+                       x.rank, healthHost(x), y.rank, healthHost(y),
+                       same_host ? "transport" : "network path"),
+           same_host ? "Rerun with another transport (--transport tcp) to isolate the transport."
+                     : "Test that pair of hosts directly (ccscope diagnose, ping, iperf); look for "
+                       "firewall rules, MTU mismatches or a faulty link between them.");
   if (sy && sy->send_peer == x.rank)
     d.verdict += fmt::format(
         "; rank {}'s send to rank {} never finished ({} of {} B taken by the transport)", y.rank,
         x.rank, sy->send_moved, sy->send_expected);
   blame(d, *a);
   blame(d, *b);
-  d.culprit.links.push_back(reports::linkName(hostOf(*a), hostOf(*b)));
+  d.culprit.links.push_back(reports::linkName(healthHost(*a), healthHost(*b)));
   return d;
 }
 
@@ -277,7 +278,7 @@ std::optional<Diagnosis> configAbort(const HangInputs& in) {
          {Layer::kBootstrap, Layer::kHostNetwork, Layer::kRdma, Layer::kGpu, Layer::kLibrary})
       if (h.note.find(fmt::format("[{}]", core::layerName(l))) != std::string::npos) layer = l;
     if (!d)
-      d = make(layer, fmt::format("rank {} ({}) gave up: {}", h.rank, hostOf(h), h.note),
+      d = make(layer, fmt::format("rank {} ({}) gave up: {}", h.rank, healthHost(h), h.note),
                "Fix that rank's configuration (its message names what is wrong) and rerun.");
     blame(*d, h);
   }

@@ -17,7 +17,7 @@ using transports::RdmaSnapshot;
 
 namespace {
 
-constexpr size_t kMaxUnknownNamed = 6;
+constexpr size_t kMaxRdmaUnknownNamed = 6;
 
 bool isUp(const RdmaPort& p) {
   return p.state == transports::kPortActive && p.phys_state == transports::kPhysLinkUp;
@@ -269,8 +269,8 @@ ProbeResult judgeRdmaLayer(const std::vector<json>& per_rank,
   }
   if (!t.unknown.empty()) {
     std::vector<std::string> names(t.unknown.begin(), t.unknown.end());
-    if (names.size() > kMaxUnknownNamed) {
-      names.resize(kMaxUnknownNamed);
+    if (names.size() > kMaxRdmaUnknownNamed) {
+      names.resize(kMaxRdmaUnknownNamed);
       names.push_back("...");
     }
     r.detail += fmt::format("; unknown: {}", fmt::join(names, ", "));

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/units.h"
+#include "diagnostics/live/optional_text.h"
 #include "diagnostics/live/rdma_layer.h"
 
 namespace ccscope::diagnostics {
@@ -14,16 +15,6 @@ using transports::RdmaPort;
 using transports::RdmaSnapshot;
 
 namespace {
-
-template <typename T>
-json orNull(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-template <typename T>
-std::string show(const std::optional<T>& v) {
-  return v ? fmt::format("{}", *v) : "?";
-}
 
 std::string orQuestion(const std::string& s) { return s.empty() ? "?" : s; }
 

@@ -79,7 +79,7 @@ std::unique_ptr<BufferData> forwarding(collectives::DeviceRuntime& /*d*/) {
   return std::make_unique<Forwarding>();
 }
 
-struct Rows : reports::ResultSink {
+struct StagedRows : reports::ResultSink {
   std::vector<reports::Measurement> rows;
   void onMeasurement(const reports::Measurement& m) override { rows.push_back(m); }
 };
@@ -105,7 +105,7 @@ int everyCollectiveStaged(RankContext& c) {
       cfg.root = c.size - 1;
       cfg.a2av = "moe:8,2";
       cfg.ops = {core::ReduceOp::kSum, core::ReduceOp::kAvg};
-      Rows sink;
+      StagedRows sink;
       const uint64_t before = dev.copied;
       auto s = runSweep(cfg, {staged.get()}, sink, forwarding);
       const std::string what = std::string(collectives::collectiveName(coll)) + "/" + algo;

@@ -13,7 +13,7 @@ namespace {
 
 using core::Status;
 
-Status identity(std::span<double>) { return Status::ok(); }
+Status noCompute(std::span<double>) { return Status::ok(); }
 
 Choice predicted(std::vector<std::pair<std::string, double>> p) {
   Choice ch;
@@ -126,7 +126,7 @@ TEST(TimeCloseTest, TheFastestAtTheSizeWinsAndTheNoteSaysSo) {
     calls.emplace_back(a.name, iters);
     return truth[a.name];
   };
-  ASSERT_TRUE(timeClose(ch, Collective::kAllreduce, closeCandidates(ch), time, identity).isOk());
+  ASSERT_TRUE(timeClose(ch, Collective::kAllreduce, closeCandidates(ch), time, noCompute).isOk());
   EXPECT_EQ(std::string(ch.algo->name), "tree");
   ASSERT_EQ(ch.timed_s.size(), 3u);
   EXPECT_EQ(ch.timed_s[0].first, "tree");
@@ -160,7 +160,7 @@ TEST(TimeCloseTest, RunsLongerThanPredictedGetFewerRoundsNotMoreTime) {
     ++calls;
     return std::string(a.name) == "tree" ? 38e-3 : 40e-3;
   };
-  ASSERT_TRUE(timeClose(ch, Collective::kAllreduce, {0, 1, 2}, time, identity).isOk());
+  ASSERT_TRUE(timeClose(ch, Collective::kAllreduce, {0, 1, 2}, time, noCompute).isOk());
   EXPECT_EQ(calls, 3 + 3 * 3) << "a warm-up round and three timed rounds";
   EXPECT_EQ(std::string(ch.algo->name), "tree");
   ASSERT_EQ(ch.timed_s.size(), 3u);
@@ -182,7 +182,7 @@ TEST(TimeCloseTest, TheSlowestRanksTimesDecideAndAFailureIsReturned) {
   TimeAtSize broken = [](const AlgorithmInfo&, int) -> core::Result<double> {
     return Status(core::Code::kUnavailable, "peer 3 exited");
   };
-  EXPECT_FALSE(timeClose(ch, Collective::kAllreduce, {0, 1}, broken, identity).isOk());
+  EXPECT_FALSE(timeClose(ch, Collective::kAllreduce, {0, 1}, broken, noCompute).isOk());
 }
 
 }  // namespace

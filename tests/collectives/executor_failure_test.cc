@@ -25,7 +25,7 @@ using testing::ScriptedRank;
 using testing::ScriptedTransport;
 using transports::Dir;
 
-core::Deadline soon() { return core::Deadline::after(std::chrono::seconds(2)); }
+core::Deadline failSoon() { return core::Deadline::after(std::chrono::seconds(2)); }
 constexpr auto kShortDeadline = std::chrono::milliseconds(50);
 
 size_t findPost(const ScriptedTransport& t, int peer, Dir dir) {
@@ -52,7 +52,7 @@ TEST(ExecutorFailureTest, AFailedRequestFailsTheRunAndCancelsEverythingElse) {
     t.fail(findPost(t, 2, Dir::kRecv), core::Status(Code::kRemoteError, "peer 2 said no"));
     t.complete(findPost(t, 1, Dir::kSend));
   });
-  core::Status s = r.run(soon());
+  core::Status s = r.run(failSoon());
   EXPECT_EQ(s.code(), Code::kRemoteError) << s.toString();
   EXPECT_NE(s.message().find("peer 2 said no"), std::string::npos) << s.toString();
   // Each request still pending was cancelled once; the finished one only released.
@@ -171,7 +171,7 @@ TEST(ExecutorStreamOrderedTest, EnqueuesEveryOpBeforeAnyCompletesThenWaitsAtTheE
     }
     stream.step();
   });
-  ASSERT_TRUE(r.run(soon()).isOk());
+  ASSERT_TRUE(r.run(failSoon()).isOk());
   EXPECT_GE(r.t.progressCalls(), 6u);  // one item of the stream per call
   // Enqueued in dependency order: recv, reduce, send, recv, reduce, send.
   ASSERT_EQ(r.t.posts().size(), 4u);

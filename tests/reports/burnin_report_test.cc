@@ -12,6 +12,7 @@
 #include "reports/junit_writer.h"
 #include "reports/markdown_writer.h"
 #include "reports/report_model.h"
+#include "tests/reports/report_test_util.h"
 
 namespace ccscope::reports {
 namespace {
@@ -30,11 +31,7 @@ const BurninRecords* burninOf(const ReportModel& m) {
   return nullptr;
 }
 
-size_t countOf(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t p = 0; (p = text.find(needle, p)) != std::string::npos; p += needle.size()) ++n;
-  return n;
-}
+using testing::countOf;
 
 TEST(BurninReportTest, TheRecordedRunReadsWithEveryPhase) {
   const ReportModel m = modelOf(kRun);

@@ -10,22 +10,18 @@
 namespace ccscope::reports {
 namespace {
 
-std::string render(const ReportModel& model) {
+std::string renderHtml(const ReportModel& model) {
   std::ostringstream out;
   writeHtml(model, out);
   return out.str();
 }
 
-size_t countOf(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t p = 0; (p = text.find(needle, p)) != std::string::npos; p += needle.size()) ++n;
-  return n;
-}
+using testing::countOf;
 
 TEST(HtmlWriterTest, OnePathPerSeriesWithOnePointPerSize) {
   RunRecords a = testing::sweep("a", {"ring", "tree"});
   RunRecords b = testing::sweep("b", {"ring"});
-  const std::string html = render(buildReportModel({a, b}, {}, false, Criteria{}));
+  const std::string html = renderHtml(buildReportModel({a, b}, {}, false, Criteria{}));
   // 3 series (a·ring, a·tree, b·ring), each in the busbw and the latency chart.
   EXPECT_EQ(countOf(html, "class=\"series-line\""), 6u);
   EXPECT_EQ(countOf(html, "data-series=\"a · shm · tree\" data-points=\"9\""), 2u);
@@ -40,7 +36,8 @@ TEST(HtmlWriterTest, OnePathPerSeriesWithOnePointPerSize) {
 }
 
 TEST(HtmlWriterTest, SelfContainedNothingToFetch) {
-  const std::string html = render(buildReportModel({testing::sweep("a")}, {}, false, Criteria{}));
+  const std::string html =
+      renderHtml(buildReportModel({testing::sweep("a")}, {}, false, Criteria{}));
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(html.find("Content-Security-Policy"), std::string::npos);
   std::string without_ns =
@@ -57,7 +54,7 @@ TEST(HtmlWriterTest, HoverTitlesBaselineDashedVerdictsHighlighted) {
   RunRecords now = testing::sweep("now");
   now.rows[2].wrong = 4;
   testing::slowDown(now.rows[6], 3);
-  const std::string html = render(buildReportModel({now}, {base}, true, Criteria{}));
+  const std::string html = renderHtml(buildReportModel({now}, {base}, true, Criteria{}));
   EXPECT_EQ(countOf(html, "class=\"baseline-line\" fill=\"none\" stroke-dasharray"), 2u);
   EXPECT_NE(html.find("<title>shm · ring\n8 (8 B), out-of-place\nbusbw"), std::string::npos);
   EXPECT_EQ(countOf(html, "<tr class=\"fail-wrong\">"), 1u);
@@ -68,7 +65,7 @@ TEST(HtmlWriterTest, HoverTitlesBaselineDashedVerdictsHighlighted) {
 
 TEST(HtmlWriterTest, DiagnosisPanelOnlyWhenTheResultsHoldOne) {
   RunRecords run = testing::sweep("a");
-  EXPECT_EQ(render(buildReportModel({run}, {}, false, Criteria{})).find("id=\"diagnosis\""),
+  EXPECT_EQ(renderHtml(buildReportModel({run}, {}, false, Criteria{})).find("id=\"diagnosis\""),
             std::string::npos);
   Diagnosis d;
   d.layer = core::Layer::kHostNetwork;
@@ -78,7 +75,7 @@ TEST(HtmlWriterTest, DiagnosisPanelOnlyWhenTheResultsHoldOne) {
   d.culprit.ranks = {2, 3};
   d.evidence = {{"rank2.log", 17, "connect: No route to host"}};
   run.diagnoses.push_back(d);
-  const std::string html = render(buildReportModel({run}, {}, false, Criteria{}));
+  const std::string html = renderHtml(buildReportModel({run}, {}, false, Criteria{}));
   EXPECT_NE(html.find("id=\"diagnosis\""), std::string::npos);
   EXPECT_NE(html.find("host-network"), std::string::npos);
   EXPECT_NE(html.find("rank2.log:17"), std::string::npos);
@@ -90,7 +87,7 @@ TEST(HtmlWriterTest, UserTextIsEscaped) {
   run.rows[0].algorithm = "\"><img src=x onerror=alert(1)>";
   run.meta->env["X"] = "</style><script>";
   const std::string html =
-      render(buildReportModel({run, testing::sweep("b")}, {}, false, Criteria{}));
+      renderHtml(buildReportModel({run, testing::sweep("b")}, {}, false, Criteria{}));
   EXPECT_EQ(html.find("<script>alert"), std::string::npos);
   EXPECT_EQ(html.find("<img"), std::string::npos);
   EXPECT_EQ(html.find("</style><script>"), std::string::npos);

@@ -9,7 +9,7 @@
 namespace ccscope::reports {
 namespace {
 
-std::string render(const ReportModel& model) {
+std::string renderMarkdown(const ReportModel& model) {
   std::ostringstream out;
   writeMarkdown(model, out);
   return out.str();
@@ -17,7 +17,7 @@ std::string render(const ReportModel& model) {
 
 TEST(MarkdownWriterTest, PassingRunStartsWithTheVerdictAndKeyNumbers) {
   RunRecords run = testing::sweep("a");
-  const std::string md = render(buildReportModel({run}, {run}, true, Criteria{}));
+  const std::string md = renderMarkdown(buildReportModel({run}, {run}, true, Criteria{}));
   EXPECT_EQ(md.rfind("## ✅ ccscope report: passed", 0), 0u) << md;
   EXPECT_NE(md.find("### Key numbers"), std::string::npos);
   EXPECT_NE(md.find("| allreduce | shm · ring | 9 |"), std::string::npos) << md;
@@ -30,7 +30,7 @@ TEST(MarkdownWriterTest, FailuresListedByKindWithNumbers) {
   RunRecords now = base;
   testing::slowDown(now.rows[8], 2);
   now.rows[1].wrong = 9;
-  const std::string md = render(buildReportModel({now}, {base}, true, Criteria{}));
+  const std::string md = renderMarkdown(buildReportModel({now}, {base}, true, Criteria{}));
   EXPECT_EQ(md.rfind("## ❌ ccscope report: FAILED: 1 regressed row, 1 row with wrong results", 0),
             0u)
       << md;
@@ -43,7 +43,7 @@ TEST(MarkdownWriterTest, FailuresListedByKindWithNumbers) {
 
 TEST(MarkdownWriterTest, PipesInTextDoNotBreakTables) {
   RunRecords run = testing::sweep("a|b");
-  const std::string md = render(buildReportModel({run}, {}, false, Criteria{}));
+  const std::string md = renderMarkdown(buildReportModel({run}, {}, false, Criteria{}));
   EXPECT_NE(md.find("| a\\|b |"), std::string::npos) << md;
 }
 

@@ -8,6 +8,13 @@
 
 namespace ccscope::reports::testing {
 
+// How often `needle` occurs in `text` (non-overlapping).
+inline size_t countOf(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t p = 0; (p = text.find(needle, p)) != std::string::npos; p += needle.size()) ++n;
+  return n;
+}
+
 // An allreduce row whose numbers follow from its size (busbw from time, a modest spread).
 inline Measurement row(uint64_t bytes, bool in_place = false, const std::string& algo = "ring",
                        double time_us = 0) {

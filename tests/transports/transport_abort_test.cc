@@ -30,10 +30,11 @@ using core::Code;
 using core::Deadline;
 using core::Status;
 
-constexpr size_t kBig = size_t{64} << 20;  // cannot complete while its peer does not progress
+constexpr size_t kStuckBytes = size_t{64}
+                               << 20;  // cannot complete while its peer does not progress
 // Smaller, but still by single copy on shm (from 64 KiB), so it too waits for its peer.
 constexpr size_t kSmall = size_t{1} << 20;
-constexpr size_t kBothWaysBytes = 2 * (kBig + kSmall);
+constexpr size_t kBothWaysBytes = 2 * (kStuckBytes + kSmall);
 
 // Ranks 0 and 1 each post, toward the other, a large and a small receive and a large and a
 // small send (the tags agree, so nothing but the abort fails them).
@@ -43,7 +44,7 @@ std::vector<Request> postBothWays(RankContext& c, Buffer& buf) {
   size_t off = 0;
   for (int i = 0; i < 4; ++i) {
     const bool send = i >= 2;
-    const size_t len = i % 2 == 0 ? kBig : kSmall;
+    const size_t len = i % 2 == 0 ? kStuckBytes : kSmall;
     const uint32_t tag = 0x500 + 16 * (send ? c.rank : peer) + i % 2;
     auto r = send ? c.transport.postSend(peer, tag, buf.mr, off, len)
                   : c.transport.postRecv(peer, tag, buf.mr, off, len);
@@ -191,10 +192,10 @@ TEST_P(TransportConformanceTest, AbortReachesThePeerWhileTheAbortingRankIsIdle) 
 // line, and progress, test, wait and a second close do nothing harmful.
 int closeBody(RankContext& c) {
   Transport& t = c.transport;
-  Buffer buf(t, kBig + 8);
+  Buffer buf(t, kStuckBytes + 8);
   const int peer = 1 - c.rank;
   auto recv = t.postRecv(peer, 0x530, buf.mr, 0, 8);
-  auto send = t.postSend(peer, 0x531 + c.rank, buf.mr, 8, kBig);
+  auto send = t.postSend(peer, 0x531 + c.rank, buf.mr, 8, kStuckBytes);
   RANK_CHECK(c, recv.isOk() && send.isOk(), "a post failed");
   Status s = barrier(c, "posted");
   RANK_CHECK(c, s.isOk(), s.toString());

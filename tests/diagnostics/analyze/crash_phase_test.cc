@@ -10,13 +10,7 @@ namespace {
 
 using testing::analyzeMemory;
 using testing::Files;
-
-bool hasFinding(const reports::Diagnosis& d, const std::string& id) {
-  for (const auto& f : d.findings) {
-    if (f.id == id) return true;
-  }
-  return false;
-}
+using testing::hasFinding;
 
 TEST(FrameObjectTest, ReadsTheObjectOfEachBacktraceFormat) {
   // UCX's handler.

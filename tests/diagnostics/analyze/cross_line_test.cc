@@ -15,11 +15,7 @@ namespace ccscope::diagnostics {
 namespace {
 
 using testing::analyzeMemory;
-
-bool hasFinding(const reports::Diagnosis& d, const std::string& id) {
-  return std::any_of(d.findings.begin(), d.findings.end(),
-                     [&](const reports::Finding& f) { return f.id == id; });
-}
+using testing::hasFinding;
 
 TEST(CrossLineTest, ProcessesThatEachStartedAloneUnderALauncherOfSeveralAreTwoMpis) {
   const auto d = analyzeMemory(
@@ -240,6 +236,7 @@ using testing::analyzeMemory;
 
 std::vector<std::string> claims(const std::vector<int>& ranks, int world) {
   std::vector<std::string> out;
+  out.reserve(ranks.size());
   for (int r : ranks)
     out.push_back(fmt::format("initializing ddp: GLOBAL_RANK: {}, MEMBER: {}/{}", r, r + 1, world));
   return out;

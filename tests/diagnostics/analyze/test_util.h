@@ -27,6 +27,13 @@ inline reports::Diagnosis analyzeMemory(const Files& files) {
   return analyzer.finish();
 }
 
+inline bool hasFinding(const reports::Diagnosis& d, const std::string& id) {
+  for (const auto& f : d.findings) {
+    if (f.id == id) return true;
+  }
+  return false;
+}
+
 inline bool hasHost(const reports::Diagnosis& d, const std::string& host) {
   for (const auto& h : d.culprit.hosts) {
     if (h == host) return true;

@@ -47,6 +47,9 @@ const RdmaFinding* findingAbout(const RdmaJudgement& j, const std::string& where
     if (f.where == where && f.text.find(text) != std::string::npos) return &f;
   return nullptr;
 }
+// A finding points into its judgement: a temporary's would dangle (ThreadSanitizer found one).
+const RdmaFinding* findingAbout(RdmaJudgement&& j, const std::string& where,
+                                const std::string& text) = delete;
 
 TEST(RdmaLayerTest, DegradedTreeFaultsOnOneLaneAndTheDownPort) {
   RdmaJudgement j = judgeRdma(tree("degraded"));
@@ -137,7 +140,8 @@ TEST(RdmaLayerTest, SmallLockedMemoryLimitWarnsUnlessUnlimitedOrExempt) {
   RdmaSnapshot s = oneDevice({upPort(1, "400 Gb/sec (4X NDR)", "InfiniBand")});
   s.memlock_bytes = 64 << 10;
   s.cap_ipc_lock = false;
-  const RdmaFinding* f = findingAbout(judgeRdma(s), "host", "locked-memory limit 64 KiB");
+  const RdmaJudgement small = judgeRdma(s);
+  const RdmaFinding* f = findingAbout(small, "host", "locked-memory limit 64 KiB");
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->text.find("ulimit -l"), std::string::npos);
   s.cap_ipc_lock = true;
