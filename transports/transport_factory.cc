@@ -28,9 +28,9 @@ struct TransportEntry {
   bool built;  // compiled in; else make returns null
 };
 
-// Every transport compiled in: a new one adds its line here (docs/architecture.md, "Adding a
-// transport").
-// Not compiled in: makeTransport says so (exit 5).
+// Every transport ccscope knows, and whether this build compiled it in: a new one adds its line
+// here (docs/architecture.md, "Adding a transport"). Not compiled in: its stub returns null and
+// makeTransport says so (exit 5).
 #ifdef CCSCOPE_HAVE_CUDA_IPC
 constexpr bool kCudaIpcBuilt = true;
 #else
